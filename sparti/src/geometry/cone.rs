@@ -1,0 +1,69 @@
+//! View cones (AI vision).
+
+use super::Vector;
+use crate::Error;
+
+/// A view cone: everything whose centre lies within `range` of the `apex`
+/// and within `half_angle` of the direction `dir` (the apex itself counts).
+///
+/// # Example
+/// ```
+/// use glam::Vec2;
+/// use sparti::Cone;
+/// let guard = Cone::new(Vec2::ZERO, Vec2::X, 30f32.to_radians(), 10.0).unwrap();
+/// assert!(guard.contains_point(Vec2::new(5.0, 1.0)));
+/// assert!(!guard.contains_point(Vec2::new(5.0, 5.0))); // 45 degrees off
+/// assert!(!guard.contains_point(Vec2::new(11.0, 0.0))); // out of range
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cone<V: Vector> {
+    /// The eye.
+    pub apex: V,
+    /// Unit view direction.
+    pub dir: V,
+    /// Half the opening angle in radians, in `[0, pi]`.
+    pub half_angle: f32,
+    /// Viewing distance.
+    pub range: f32,
+    cos_half_angle: f32,
+}
+
+impl<V: Vector> Cone<V> {
+    /// A cone from apex, direction (any non-zero length), half-angle in
+    /// radians (`0..=pi`) and range (`>= 0`).
+    ///
+    /// # Errors
+    /// [`Error::NonFinite`], [`Error::ZeroDirection`], or
+    /// [`Error::NegativeSize`] for a negative range or a half-angle outside
+    /// `[0, pi]`.
+    pub fn new(apex: V, dir: V, half_angle: f32, range: f32) -> Result<Self, Error> {
+        if !apex.is_finite() || !dir.is_finite() || !half_angle.is_finite() || !range.is_finite() {
+            return Err(Error::NonFinite);
+        }
+        let dir = dir.try_normalize().ok_or(Error::ZeroDirection)?;
+        if range < 0.0 || !(0.0..=core::f32::consts::PI).contains(&half_angle) {
+            return Err(Error::NegativeSize);
+        }
+        Ok(Self {
+            apex,
+            dir,
+            half_angle,
+            range,
+            cos_half_angle: half_angle.cos(),
+        })
+    }
+
+    /// True when the point is within range and angle.
+    #[inline]
+    pub fn contains_point(&self, p: V) -> bool {
+        let d = p - self.apex;
+        let len2 = d.length_squared();
+        if len2 > self.range * self.range {
+            return false;
+        }
+        if len2 == 0.0 {
+            return true;
+        }
+        d.dot(self.dir) >= self.cos_half_angle * len2.sqrt()
+    }
+}

@@ -1,0 +1,445 @@
+//! The one API every structure offers: [`SpatialIndex`], with its handles,
+//! object descriptions, filters, pair and contact records, counters and
+//! statistics.
+
+use crate::geometry::{Aabb, Cone, Frustum, Ray, Region, Shape, Sphere, Vector};
+use crate::{Error, ValidationError};
+
+/// Names an object in a structure until it is removed.
+///
+/// A generational index: once the object is removed, the handle is stale for
+/// ever, and every operation given it returns [`Error::StaleHandle`], even if
+/// its slot is reused by a new object. Handles order by slot then
+/// generation, which gives pairs and results a deterministic order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Handle {
+    pub(crate) index: u32,
+    pub(crate) generation: u32,
+}
+
+impl Handle {
+    /// The slot index (dense, reused after removal: not unique over time).
+    pub fn index(self) -> u32 {
+        self.index
+    }
+    /// The generation (bumped each time the slot is freed).
+    pub fn generation(self) -> u32 {
+        self.generation
+    }
+    /// The handle as one `u64` (generation in the high half), e.g. for logs.
+    pub fn to_bits(self) -> u64 {
+        (u64::from(self.generation) << 32) | u64::from(self.index)
+    }
+}
+
+/// What to insert: a shape, a user value, collision layers and a static flag.
+///
+/// # Example
+/// ```
+/// use glam::Vec3;
+/// use sparti::{ObjectDesc, Shape};
+/// let wall = ObjectDesc::new(Shape::cuboid(Vec3::ZERO, Vec3::new(10.0, 1.0, 0.1)), "wall")
+///     .with_layer(0b10)
+///     .with_static(true);
+/// assert!(wall.is_static);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct ObjectDesc<V: Vector, T> {
+    /// The bounds.
+    pub shape: Shape<V>,
+    /// Anything the game wants back (an entity id, say).
+    pub value: T,
+    /// The layers the object is on (Box2D's `category_bits`). Default 1.
+    pub layer: u32,
+    /// The layers it collides with (Box2D's `mask_bits`). Default all.
+    pub mask: u32,
+    /// Static objects are never tested against each other. Default false.
+    pub is_static: bool,
+}
+
+impl<V: Vector, T> ObjectDesc<V, T> {
+    /// A moving object on layer 1 that collides with every layer.
+    pub fn new(shape: impl Into<Shape<V>>, value: T) -> Self {
+        Self {
+            shape: shape.into(),
+            value,
+            layer: 1,
+            mask: u32::MAX,
+            is_static: false,
+        }
+    }
+    /// Sets the layer bits.
+    pub fn with_layer(mut self, layer: u32) -> Self {
+        self.layer = layer;
+        self
+    }
+    /// Sets the mask bits: the layers this object collides with.
+    pub fn with_mask(mut self, mask: u32) -> Self {
+        self.mask = mask;
+        self
+    }
+    /// Marks the object static (or moving).
+    pub fn with_static(mut self, is_static: bool) -> Self {
+        self.is_static = is_static;
+        self
+    }
+}
+
+/// An object as stored: its shape and bounding box, value, layers and flag.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Object<V: Vector, T> {
+    /// The current shape.
+    pub shape: Shape<V>,
+    /// The shape's bounding box.
+    pub aabb: Aabb<V>,
+    /// The user value.
+    pub value: T,
+    /// Layer bits.
+    pub layer: u32,
+    /// Mask bits.
+    pub mask: u32,
+    /// Static flag.
+    pub is_static: bool,
+}
+
+impl<V: Vector, T> Object<V, T> {
+    /// Checks the description and makes the object.
+    pub(crate) fn from_desc(d: ObjectDesc<V, T>) -> Result<Self, Error> {
+        d.shape.check()?;
+        Ok(Self {
+            aabb: d.shape.aabb(),
+            shape: d.shape,
+            value: d.value,
+            layer: d.layer,
+            mask: d.mask,
+            is_static: d.is_static,
+        })
+    }
+
+    /// True when these two objects form a pair, given that their boxes
+    /// overlap: not both static, each one's layer in the other's mask, and
+    /// the exact shapes overlap (touching included).
+    #[inline]
+    pub fn pairs_with(&self, o: &Self) -> bool {
+        !(self.is_static && o.is_static)
+            && self.layer & o.mask != 0
+            && o.layer & self.mask != 0
+            && self.shape.intersects(&o.shape)
+    }
+}
+
+/// Which objects a query returns: those with `layer & layers != 0`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Filter {
+    /// Layer bits to keep.
+    pub layers: u32,
+}
+
+impl Filter {
+    /// Every object.
+    pub const ALL: Filter = Filter { layers: u32::MAX };
+    /// Objects on any of these layers.
+    pub fn layers(layers: u32) -> Self {
+        Self { layers }
+    }
+    /// True when an object on `layer` passes.
+    #[inline]
+    pub fn accepts(&self, layer: u32) -> bool {
+        layer & self.layers != 0
+    }
+}
+
+impl Default for Filter {
+    fn default() -> Self {
+        Self::ALL
+    }
+}
+
+/// Two overlapping objects, `a < b`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Pair {
+    /// The smaller handle.
+    pub a: Handle,
+    /// The larger handle.
+    pub b: Handle,
+}
+
+/// A contact record: a pair with its contact point, normal and depth.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Contact<V: Vector> {
+    /// The smaller handle.
+    pub a: Handle,
+    /// The larger handle.
+    pub b: Handle,
+    /// A point in the overlap.
+    pub point: V,
+    /// Unit normal from `a` towards `b`.
+    pub normal: V,
+    /// Penetration depth (0 when touching).
+    pub depth: f32,
+}
+
+/// A ray hit: the object, and where the ray met it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RayHit<V: Vector> {
+    /// The object hit.
+    pub handle: Handle,
+    /// Distance along the ray.
+    pub distance: f32,
+    /// The point hit.
+    pub point: V,
+    /// The outward surface normal there (`-dir` when the ray starts inside).
+    pub normal: V,
+}
+
+/// Work counters (M1), accumulated until [`SpatialIndex::reset_counters`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Candidate pairs whose bounding boxes were compared in pair searches.
+    /// The brute force does `N(N-1)/2` per search.
+    pub pair_tests: u64,
+    /// Exact shape tests (pairs and query candidates that passed the box test).
+    pub shape_tests: u64,
+    /// Nodes visited by queries and pair searches.
+    pub node_visits: u64,
+    /// Queries answered.
+    pub queries: u64,
+}
+
+/// Tree statistics (M2).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TreeStats {
+    /// Live objects.
+    pub objects: usize,
+    /// Objects queued for the lazy build, not yet in the tree.
+    pub pending: usize,
+    /// Nodes in the tree (the brute force counts as one).
+    pub nodes: usize,
+    /// Nodes without children.
+    pub leaves: usize,
+    /// Depth of the deepest node (the root is depth 0).
+    pub max_depth: usize,
+    /// `objects_per_node[k]` is the number of nodes holding exactly `k` objects.
+    pub objects_per_node: Vec<usize>,
+    /// Bytes the structure holds (its arrays' capacities), objects included.
+    pub memory_bytes: usize,
+}
+
+impl TreeStats {
+    /// Share of nodes that hold at most `k` objects, in `[0, 1]`.
+    pub fn share_of_nodes_with_at_most(&self, k: usize) -> f64 {
+        let total: usize = self.objects_per_node.iter().sum();
+        if total == 0 {
+            return 1.0;
+        }
+        let small: usize = self.objects_per_node.iter().take(k + 1).sum();
+        small as f64 / total as f64
+    }
+}
+
+/// The one API of every spatial structure in sparti.
+///
+/// A trait rather than identical inherent methods, so that one generic test
+/// suite checks every structure against [`BruteForce`](crate::BruteForce),
+/// and a game can switch structures by changing one type.
+///
+/// Queries take `&mut self` because insertions are queued and the tree is
+/// built in one pass on the first query (L2); [`SpatialIndex::flush`] does
+/// that build ahead of time. Queries fill a caller's `Vec` (cleared first),
+/// so a game that keeps its buffers allocates nothing per query.
+///
+/// # Example
+/// ```
+/// use glam::Vec3;
+/// use sparti::{Filter, ObjectDesc, Octree, Shape, SpatialIndex};
+/// let mut tree = Octree::new();
+/// let a = tree.insert(ObjectDesc::new(Shape::sphere(Vec3::ZERO, 1.0), "a")).unwrap();
+/// let b = tree.insert(ObjectDesc::new(Shape::sphere(Vec3::new(1.5, 0.0, 0.0), 1.0), "b")).unwrap();
+/// let mut pairs = Vec::new();
+/// tree.pairs(&mut pairs);
+/// assert_eq!(pairs.len(), 1);
+/// let mut found = Vec::new();
+/// tree.query_radius(Vec3::new(-2.0, 0.0, 0.0), 1.5, Filter::ALL, &mut found);
+/// assert_eq!(found, vec![a]);
+/// tree.remove(b).unwrap();
+/// assert!(tree.get(b).is_err()); // stale handle
+/// ```
+pub trait SpatialIndex<V: Vector, T> {
+    /// Inserts an object and returns its handle (L1).
+    ///
+    /// # Errors
+    /// A malformed shape ([`Error::NonFinite`], [`Error::NegativeSize`],
+    /// [`Error::InvertedBox`]), or a structure-specific refusal such as
+    /// [`Error::OutsideWorld`].
+    fn insert(&mut self, desc: ObjectDesc<V, T>) -> Result<Handle, Error>;
+
+    /// Inserts many objects at once (L2), returning their handles in order.
+    /// All are checked first: on error nothing is inserted.
+    ///
+    /// # Errors
+    /// As [`SpatialIndex::insert`], for the first bad object.
+    fn insert_many(&mut self, descs: Vec<ObjectDesc<V, T>>) -> Result<Vec<Handle>, Error>;
+
+    /// Moves or resizes an object (L3).
+    ///
+    /// # Errors
+    /// [`Error::StaleHandle`], a malformed shape, or a refusal of the
+    /// structure's out-of-bounds policy; the object is then unchanged.
+    fn update(&mut self, handle: Handle, shape: Shape<V>) -> Result<(), Error>;
+
+    /// Removes an object and gives back its value.
+    ///
+    /// # Errors
+    /// [`Error::StaleHandle`] if it was already removed.
+    fn remove(&mut self, handle: Handle) -> Result<T, Error>;
+
+    /// The object behind a handle.
+    ///
+    /// # Errors
+    /// [`Error::StaleHandle`].
+    fn get(&self, handle: Handle) -> Result<&Object<V, T>, Error>;
+
+    /// The user value behind a handle, mutably.
+    ///
+    /// # Errors
+    /// [`Error::StaleHandle`].
+    fn value_mut(&mut self, handle: Handle) -> Result<&mut T, Error>;
+
+    /// Number of live objects.
+    fn len(&self) -> usize;
+
+    /// True when there are no objects.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every live object with its handle, in handle order.
+    fn objects<'a>(&'a self) -> impl Iterator<Item = (Handle, &'a Object<V, T>)>
+    where
+        T: 'a;
+
+    /// Removes every object: every handle becomes stale.
+    fn clear(&mut self);
+
+    /// Builds whatever insertions are queued (done anyway by the next query).
+    fn flush(&mut self);
+
+    /// Housekeeping once per game frame: ages empty branches and prunes the
+    /// dead ones (L5). Queries stay correct without it.
+    fn end_frame(&mut self);
+
+    /// Objects selected by a region (box, sphere, frustum, cone), passing the
+    /// filter, into `out` (cleared first). Order is the structure's; sort if
+    /// you need a canonical one.
+    fn query<R: Region<V>>(&mut self, region: &R, filter: Filter, out: &mut Vec<Handle>);
+
+    /// The nearest object hit by the ray within `max_dist` (Q4); ties go to
+    /// the smaller handle. A NaN or negative `max_dist` hits nothing.
+    fn ray_nearest(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter) -> Option<RayHit<V>>;
+
+    /// Every object hit by the ray within `max_dist` (Q4), into `out`
+    /// (cleared first), sorted by distance then handle.
+    fn ray_all(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter, out: &mut Vec<RayHit<V>>);
+
+    /// Calls `f(a, b, object_a, object_b)` once for every overlapping pair
+    /// (P1), `a < b`, after the exact shape test, skipping static-static
+    /// pairs (P2) and pairs whose layers and masks exclude each other.
+    fn for_each_pair<F>(&mut self, f: F)
+    where
+        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>);
+
+    /// Counters since the last reset (M1).
+    fn counters(&self) -> Counters;
+
+    /// Zeroes the counters.
+    fn reset_counters(&mut self);
+
+    /// Tree statistics (M2).
+    fn stats(&self) -> TreeStats;
+
+    /// Checks every invariant of the structure.
+    ///
+    /// # Errors
+    /// The first broken invariant: always a bug in sparti.
+    fn validate(&self) -> Result<(), ValidationError>;
+
+    /// Every overlapping pair into `out` (cleared first); see
+    /// [`SpatialIndex::for_each_pair`].
+    fn pairs(&mut self, out: &mut Vec<Pair>) {
+        out.clear();
+        self.for_each_pair(|a, b, _, _| out.push(Pair { a, b }));
+    }
+
+    /// Every overlapping pair with its contact record (P3) into `out`
+    /// (cleared first).
+    fn contacts(&mut self, out: &mut Vec<Contact<V>>) {
+        out.clear();
+        self.for_each_pair(|a, b, oa, ob| {
+            if let Some(c) = oa.shape.contact(&ob.shape) {
+                out.push(Contact {
+                    a,
+                    b,
+                    point: c.point,
+                    normal: c.normal,
+                    depth: c.depth,
+                });
+            }
+        });
+    }
+
+    /// Objects overlapping a box (Q1).
+    fn query_aabb(&mut self, aabb: &Aabb<V>, filter: Filter, out: &mut Vec<Handle>) {
+        self.query(aabb, filter, out);
+    }
+
+    /// Objects overlapping a sphere (Q2).
+    fn query_sphere(&mut self, sphere: &Sphere<V>, filter: Filter, out: &mut Vec<Handle>) {
+        self.query(sphere, filter, out);
+    }
+
+    /// Objects within `radius` of a point (Q2): those whose shape comes
+    /// within that distance. A NaN or negative radius finds nothing.
+    fn query_radius(&mut self, point: V, radius: f32, filter: Filter, out: &mut Vec<Handle>) {
+        match Sphere::new(point, radius) {
+            Ok(s) => self.query(&s, filter, out),
+            Err(_) => out.clear(),
+        }
+    }
+
+    /// Objects not wholly outside any plane of the frustum (Q3).
+    fn query_frustum(&mut self, frustum: &Frustum<V>, filter: Filter, out: &mut Vec<Handle>) {
+        self.query(frustum, filter, out);
+    }
+
+    /// Objects whose centre lies in the view cone (Q5).
+    fn query_cone(&mut self, cone: &Cone<V>, filter: Filter, out: &mut Vec<Handle>) {
+        self.query(cone, filter, out);
+    }
+}
+
+/// An object's entry in a structure's item list: its bounds copied beside
+/// its slot so pair and query loops scan contiguous memory.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Item<V: Vector> {
+    pub aabb: Aabb<V>,
+    pub slot: u32,
+    pub is_static: bool,
+}
+
+/// Keeps a ray's hits sorted by distance then handle.
+pub(crate) fn sort_hits<V: Vector>(hits: &mut [RayHit<V>]) {
+    hits.sort_unstable_by(|a, b| {
+        a.distance
+            .total_cmp(&b.distance)
+            .then(a.handle.cmp(&b.handle))
+    });
+}
+
+/// True when `a` is a better nearest hit than `b`.
+#[inline]
+pub(crate) fn closer<V: Vector>(a: &RayHit<V>, b: &Option<RayHit<V>>) -> bool {
+    match b {
+        None => true,
+        Some(b) => a.distance < b.distance || (a.distance == b.distance && a.handle < b.handle),
+    }
+}

@@ -1,0 +1,70 @@
+//! # sparti: spatial partitioning for games
+//!
+//! sparti keeps thousands to millions of moving objects in a spatial
+//! structure so that "which objects touch?", "what does this ray hit
+//! first?", "what is in the camera frustum?" and "who is within this
+//! grenade's radius?" cost far less than testing every object against every
+//! other.
+//!
+//! Every structure implements one trait, [`SpatialIndex`], so switching
+//! structure is a one-line change, and every structure is tested against
+//! [`BruteForce`], the reference answer.
+//!
+//! | structure | dims | type |
+//! |---|---|---|
+//! | dynamic octree (S1) | 3D | [`Octree`] |
+//! | quadtree (S2) | 2D | [`Quadtree`] |
+//! | brute force (S5) | 2D, 3D | [`BruteForce`] |
+//!
+//! 2D and 3D share one source: every type is generic over a [`Vector`],
+//! implemented for [`glam::Vec2`] and [`glam::Vec3`].
+//!
+//! # Example
+//! ```
+//! use glam::Vec3;
+//! use sparti::{Filter, ObjectDesc, Octree, Ray, Shape, SpatialIndex};
+//!
+//! let mut tree: Octree<&str> = Octree::new();
+//! let hero = tree.insert(ObjectDesc::new(Shape::sphere(Vec3::ZERO, 1.0), "hero")).unwrap();
+//! let crate_ = tree
+//!     .insert(ObjectDesc::new(Shape::cuboid(Vec3::new(1.5, 0.0, 0.0), Vec3::splat(0.5)), "crate").with_static(true))
+//!     .unwrap();
+//!
+//! // Who touches whom, with contact normal and depth.
+//! let mut contacts = Vec::new();
+//! tree.contacts(&mut contacts);
+//! assert_eq!(contacts.len(), 1);
+//! assert_eq!((contacts[0].a, contacts[0].b), (hero, crate_));
+//!
+//! // Move the hero away: no more contact.
+//! tree.update(hero, Shape::sphere(Vec3::new(-5.0, 0.0, 0.0), 1.0)).unwrap();
+//! tree.contacts(&mut contacts);
+//! assert!(contacts.is_empty());
+//!
+//! // What does a ray from the origin along +x hit first?
+//! let ray = Ray::new(Vec3::ZERO, Vec3::X).unwrap();
+//! let hit = tree.ray_nearest(&ray, 100.0, Filter::ALL).unwrap();
+//! assert_eq!(hit.handle, crate_);
+//! assert_eq!(hit.distance, 1.0);
+//! ```
+#![warn(missing_docs)]
+
+mod brute;
+mod error;
+pub mod geometry;
+mod index;
+mod orthtree;
+mod store;
+
+pub use brute::BruteForce;
+pub use error::{Error, ValidationError};
+pub use geometry::{
+    Aabb, Cone, ContactPoint, Frustum, Overlap, Plane, Ray, RayIntersection, Region, Shape, Sphere,
+    Vector,
+};
+pub use index::{
+    Contact, Counters, Filter, Handle, Object, ObjectDesc, Pair, RayHit, SpatialIndex, TreeStats,
+};
+pub use orthtree::{Octree, Orthtree, OrthtreeConfig, OutOfBounds, Quadtree};
+
+pub use glam;

@@ -1,0 +1,269 @@
+//! Insertion: the pending queue and its one-pass build (L2), placing an
+//! object in the deepest node that contains it, and growing the root (L4).
+
+use super::{FIRST_LIFESPAN, MAX_LIFESPAN, Node, NodeState, Orthtree, OutOfBounds, within_limits};
+use crate::Error;
+use crate::geometry::{Aabb, Vector};
+use crate::index::Item;
+use crate::store::NONE;
+
+impl<V: Vector, T> Orthtree<V, T> {
+    /// Checks that an object with these bounds may enter the tree.
+    pub(crate) fn admit(&self, aabb: &Aabb<V>) -> Result<(), Error> {
+        if !within_limits(aabb) {
+            return Err(Error::WorldTooLarge);
+        }
+        if self.config.out_of_bounds != OutOfBounds::Grow {
+            if let Some(root) = self.root_bounds().or(self.config.world) {
+                if !root.contains(aabb) {
+                    return Err(Error::OutsideWorld);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn push_pending(&mut self, slot: u32) {
+        let s = self.store.slot_mut(slot);
+        s.node = NONE;
+        s.pos = self.pending.len() as u32;
+        self.pending.push(slot);
+    }
+
+    /// Builds every queued insertion into the tree (L2).
+    pub(crate) fn build_pending(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        if self.root == NONE {
+            let mut world = self.config.world;
+            for &s in &self.pending {
+                let b = self.store.obj(s).aabb;
+                world = Some(world.map_or(b, |w| w.union(&b)));
+            }
+            if let Some(w) = world {
+                self.make_root(&w);
+            }
+        }
+        let pending = core::mem::take(&mut self.pending);
+        for &slot in &pending {
+            let aabb = self.store.obj(slot).aabb;
+            // Admitted objects are within limits, so growth cannot fail; and
+            // the Reject and Remove policies admitted only objects inside.
+            self.grow_to(&aabb)
+                .expect("admitted objects are within the coordinate limits");
+            self.place(self.root, slot);
+        }
+        // Keep the queue's allocation for the next batch.
+        self.pending = pending;
+        self.pending.clear();
+    }
+
+    /// Creates the root: the smallest cube of side `min_node_size * 2^k`
+    /// holding the world, anchored at the world's smallest corner. (Centred
+    /// on the world, it would put the split planes of the root through the
+    /// middle of flat worlds, and every object on a ground plane would
+    /// straddle them and stay at the root.)
+    fn make_root(&mut self, world: &Aabb<V>) {
+        let extent = world.size().max_element();
+        let mut side = self.config.min_node_size;
+        let mut level = 0u16;
+        while side < extent {
+            side *= 2.0;
+            level += 1;
+        }
+        let bounds = Aabb {
+            min: world.min,
+            max: world.min + V::splat(side),
+        };
+        // Rounding may leave the cube a hair short of the world: widen it.
+        let mut root = self.alloc_node(bounds, bounds.center(), NONE, level);
+        self.root = root;
+        while !self.nodes[root as usize].bounds.contains(world) {
+            self.grow_once(world);
+            root = self.root;
+        }
+    }
+
+    /// Doubles the root towards `aabb` until it contains it (L4).
+    ///
+    /// # Errors
+    /// [`Error::WorldTooLarge`] when it would take an absurd number of
+    /// doublings (the coordinate limits make this unreachable).
+    pub(crate) fn grow_to(&mut self, aabb: &Aabb<V>) -> Result<(), Error> {
+        for _ in 0..512 {
+            if self.nodes[self.root as usize].bounds.contains(aabb) {
+                return Ok(());
+            }
+            self.grow_once(aabb);
+        }
+        Err(Error::WorldTooLarge)
+    }
+
+    /// One doubling: a new root whose centre is the old root's corner on the
+    /// side of `target`, so the old root is exactly one of its children.
+    fn grow_once(&mut self, target: &Aabb<V>) {
+        let old = self.root;
+        let (b, level) = {
+            let n = &self.nodes[old as usize];
+            (n.bounds, n.level)
+        };
+        let side = b.max.get(0) - b.min.get(0);
+        let (mut min, mut max, mut center) = (b.min, b.max, b.min);
+        let mut k = 0;
+        for i in 0..V::DIM {
+            if target.min.get(i) < b.min.get(i) {
+                // Grow downwards: the old root becomes the upper half.
+                min = min.with(i, b.min.get(i) - side);
+                center = center.with(i, b.min.get(i));
+                k |= 1 << i;
+            } else {
+                max = max.with(i, b.max.get(i) + side);
+                center = center.with(i, b.max.get(i));
+            }
+        }
+        let new = self.alloc_node(Aabb { min, max }, center, NONE, level + 1);
+        self.nodes[new as usize].children[k] = old;
+        self.nodes[new as usize].child_count = 1;
+        self.nodes[old as usize].parent = new;
+        self.root = new;
+    }
+
+    /// A node from the free list or a new one.
+    pub(crate) fn alloc_node(
+        &mut self,
+        bounds: Aabb<V>,
+        center: V,
+        parent: u32,
+        level: u16,
+    ) -> u32 {
+        let fresh = |items: Vec<Item<V>>| Node {
+            bounds,
+            center,
+            items,
+            children: [NONE; 8],
+            parent,
+            level,
+            child_count: 0,
+            state: NodeState::Live,
+            lifespan: FIRST_LIFESPAN,
+            idle_frames: 0,
+            listed: false,
+        };
+        if let Some(n) = self.free_nodes.pop() {
+            let items = core::mem::take(&mut self.nodes[n as usize].items);
+            self.nodes[n as usize] = fresh(items);
+            n
+        } else {
+            self.nodes.push(fresh(Vec::new()));
+            (self.nodes.len() - 1) as u32
+        }
+    }
+
+    /// Child `k` of `n`, created if absent.
+    fn child_or_create(&mut self, n: u32, k: usize) -> u32 {
+        let c = self.nodes[n as usize].children[k];
+        if c != NONE {
+            return c;
+        }
+        let node = &self.nodes[n as usize];
+        let bounds = Self::child_bounds(node, k);
+        let level = node.level - 1;
+        let c = self.alloc_node(bounds, bounds.center(), n, level);
+        let node = &mut self.nodes[n as usize];
+        node.children[k] = c;
+        node.child_count += 1;
+        self.mark_used(n);
+        c
+    }
+
+    /// Files an object in the deepest node under `start` (which contains it)
+    /// that fully contains it, splitting leaves on the way as needed.
+    ///
+    /// A leaf keeps a single object whatever its size; when a second object
+    /// arrives, the leaf's objects that fit a child move down. The work list
+    /// replaces recursion, so depth costs no stack.
+    pub(crate) fn place(&mut self, start: u32, slot: u32) {
+        let mut work = core::mem::take(&mut self.work);
+        work.push((start, slot));
+        while let Some((mut n, slot)) = work.pop() {
+            let aabb = self.store.obj(slot).aabb;
+            loop {
+                let node = &self.nodes[n as usize];
+                // A node splits once it has children or holds an object
+                // already; one of the minimum size never does.
+                let split = node.level > 0 && (node.child_count > 0 || !node.items.is_empty());
+                if split && node.child_count == 0 {
+                    // A leaf is about to hold two objects: its objects that
+                    // fit a child move down.
+                    self.unfile_fitting(n, &mut work);
+                }
+                let fits = if split {
+                    Self::octant_of(&self.nodes[n as usize], &aabb)
+                } else {
+                    None
+                };
+                match fits {
+                    Some(k) => n = self.child_or_create(n, k),
+                    None => {
+                        self.file(n, slot, aabb);
+                        break;
+                    }
+                }
+            }
+        }
+        self.work = work;
+    }
+
+    /// Moves the objects of leaf `n` that fit a child to the work list.
+    fn unfile_fitting(&mut self, n: u32, work: &mut Vec<(u32, u32)>) {
+        let mut i = 0;
+        while i < self.nodes[n as usize].items.len() {
+            let node = &self.nodes[n as usize];
+            let it = node.items[i];
+            if Self::octant_of(node, &it.aabb).is_some() {
+                self.unfile_at(n, i);
+                work.push((n, it.slot));
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Adds an object to node `n`'s list.
+    fn file(&mut self, n: u32, slot: u32, aabb: Aabb<V>) {
+        let is_static = self.store.obj(slot).is_static;
+        let node = &mut self.nodes[n as usize];
+        let pos = node.items.len() as u32;
+        node.items.push(Item {
+            aabb,
+            slot,
+            is_static,
+        });
+        let s = self.store.slot_mut(slot);
+        s.node = n;
+        s.pos = pos;
+        self.mark_used(n);
+    }
+
+    /// Takes item `i` out of node `n`'s list (swap-remove) and fixes the
+    /// position of the item moved into its place. The node may be left empty.
+    pub(crate) fn unfile_at(&mut self, n: u32, i: usize) {
+        let node = &mut self.nodes[n as usize];
+        node.items.swap_remove(i);
+        if let Some(moved) = node.items.get(i) {
+            self.store.slot_mut(moved.slot).pos = i as u32;
+        }
+    }
+
+    /// A node gained an object or a child: if it was idle, it is reused, and
+    /// its lifespan doubles (L5).
+    fn mark_used(&mut self, n: u32) {
+        let node = &mut self.nodes[n as usize];
+        if node.state == NodeState::Idle {
+            node.state = NodeState::Live;
+            node.idle_frames = 0;
+            node.lifespan = node.lifespan.saturating_mul(2).min(MAX_LIFESPAN);
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! The objects: a generational arena shared by every structure.
+//!
+//! Each slot keeps the object and where its structure filed it (`node`,
+//! `pos`), so a structure reaches an object's place in O(1) and a handle
+//! whose generation no longer matches is refused.
+
+use crate::{Error, Handle, Object};
+
+/// Sentinel for "no node".
+pub(crate) const NONE: u32 = u32::MAX;
+
+pub(crate) struct Slot<O> {
+    generation: u32,
+    /// The structure's node holding the object (or `NONE`).
+    pub node: u32,
+    /// The object's index in that node's item list.
+    pub pos: u32,
+    pub obj: Option<O>,
+}
+
+/// Objects by slot index, with a free list and generations.
+pub(crate) struct Store<O> {
+    slots: Vec<Slot<O>>,
+    free: Vec<u32>,
+    len: usize,
+}
+
+impl<O> Default for Store<O> {
+    fn default() -> Self {
+        Self {
+            slots: Vec::new(),
+            free: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<V: crate::Vector, T> Store<Object<V, T>> {
+    /// Adds an object and returns its handle.
+    pub fn insert(&mut self, obj: Object<V, T>) -> Result<Handle, Error> {
+        let index = match self.free.pop() {
+            Some(i) => {
+                let s = &mut self.slots[i as usize];
+                s.obj = Some(obj);
+                s.node = NONE;
+                i
+            }
+            None => {
+                let i = u32::try_from(self.slots.len())
+                    .ok()
+                    .filter(|&i| i != NONE)
+                    .ok_or(Error::TooManyObjects)?;
+                self.slots.push(Slot {
+                    generation: 0,
+                    node: NONE,
+                    pos: 0,
+                    obj: Some(obj),
+                });
+                i
+            }
+        };
+        self.len += 1;
+        Ok(Handle {
+            index,
+            generation: self.slots[index as usize].generation,
+        })
+    }
+
+    /// Checks a handle and returns its slot index.
+    #[inline]
+    pub fn resolve(&self, h: Handle) -> Result<u32, Error> {
+        match self.slots.get(h.index as usize) {
+            Some(s) if s.generation == h.generation && s.obj.is_some() => Ok(h.index),
+            _ => Err(Error::StaleHandle(h)),
+        }
+    }
+
+    /// Removes the object of a checked slot.
+    pub fn remove(&mut self, i: u32) -> Object<V, T> {
+        let s = &mut self.slots[i as usize];
+        let obj = s.obj.take().expect("remove of an empty slot");
+        s.node = NONE;
+        // A slot whose generation would wrap is retired, so an old handle can
+        // never name a new object.
+        if s.generation < u32::MAX - 1 {
+            s.generation += 1;
+            self.free.push(i);
+        } else {
+            s.generation = u32::MAX;
+        }
+        self.len -= 1;
+        obj
+    }
+
+    /// The handle of a live slot.
+    #[inline]
+    pub fn handle(&self, i: u32) -> Handle {
+        Handle {
+            index: i,
+            generation: self.slots[i as usize].generation,
+        }
+    }
+
+    #[inline]
+    pub fn slot(&self, i: u32) -> &Slot<Object<V, T>> {
+        &self.slots[i as usize]
+    }
+
+    #[inline]
+    pub fn slot_mut(&mut self, i: u32) -> &mut Slot<Object<V, T>> {
+        &mut self.slots[i as usize]
+    }
+
+    /// The object of a live slot.
+    #[inline]
+    pub fn obj(&self, i: u32) -> &Object<V, T> {
+        self.slots[i as usize]
+            .obj
+            .as_ref()
+            .expect("slot holds no object")
+    }
+
+    #[inline]
+    pub fn obj_mut(&mut self, i: u32) -> &mut Object<V, T> {
+        self.slots[i as usize]
+            .obj
+            .as_mut()
+            .expect("slot holds no object")
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Number of slots ever allocated (live or free).
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Live objects with their handles and slots, in slot order.
+    pub fn iter(&self) -> impl Iterator<Item = (Handle, &Slot<Object<V, T>>)> {
+        self.slots.iter().enumerate().filter_map(|(i, s)| {
+            s.obj.as_ref().map(|_| {
+                (
+                    Handle {
+                        index: i as u32,
+                        generation: s.generation,
+                    },
+                    s,
+                )
+            })
+        })
+    }
+
+    /// Removes every object; handles given so far become stale.
+    pub fn clear(&mut self) {
+        for i in 0..self.slots.len() {
+            if self.slots[i].obj.is_some() {
+                self.remove(i as u32);
+            }
+        }
+    }
+}
+
+impl<O> Slot<O> {
+    /// The object, if the slot is live.
+    #[inline]
+    pub fn get(&self) -> Option<&O> {
+        self.obj.as_ref()
+    }
+}
