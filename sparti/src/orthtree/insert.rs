@@ -127,6 +127,47 @@ impl<V: Vector, T> Orthtree<V, T> {
         self.nodes[new as usize].child_count = 1;
         self.nodes[old as usize].parent = new;
         self.root = new;
+        self.lift_objects_on_new_planes(old);
+    }
+
+    /// After a growth, the old root's faces towards the growth are split
+    /// planes of the new root: objects of the old subtree touching them
+    /// straddle the new root's children and move up to it.
+    fn lift_objects_on_new_planes(&mut self, old: u32) {
+        let root = &self.nodes[self.root as usize];
+        let (center, root_id) = (root.center, self.root);
+        let touches = |b: &Aabb<V>| {
+            (0..V::DIM).any(|i| b.min.get(i) <= center.get(i) && center.get(i) <= b.max.get(i))
+        };
+        let mut lifted = core::mem::take(&mut self.work);
+        let mut stack = core::mem::take(&mut self.stack);
+        stack.clear();
+        stack.push((old, 0));
+        while let Some((n, _)) = stack.pop() {
+            let mut i = 0;
+            while i < self.nodes[n as usize].items.len() {
+                let it = self.nodes[n as usize].items[i];
+                if touches(&it.aabb) {
+                    self.unfile_at(n, i);
+                    lifted.push((n, it.slot));
+                } else {
+                    i += 1;
+                }
+            }
+            for &c in &self.nodes[n as usize].children {
+                if c != NONE && touches(&self.nodes[c as usize].bounds) {
+                    stack.push((c, 0));
+                }
+            }
+        }
+        self.stack = stack;
+        for &(n, slot) in &lifted {
+            let aabb = self.store.obj(slot).aabb;
+            self.file(root_id, slot, aabb);
+            self.note_if_empty(n);
+        }
+        lifted.clear();
+        self.work = lifted;
     }
 
     /// A node from the free list or a new one.

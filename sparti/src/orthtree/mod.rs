@@ -247,16 +247,20 @@ impl<V: Vector, T> Orthtree<V, T> {
         }
     }
 
-    /// The child index of the octant of `node` that fully contains `aabb`,
-    /// or `None` when it straddles the node's center on some axis.
+    /// The child index of the octant of `node` that holds `aabb`, or `None`
+    /// when it touches or straddles a split plane through the node's centre.
+    ///
+    /// Strict on both sides: an object touching a split plane stays in the
+    /// node, so objects of two sibling subtrees are strictly apart and can
+    /// never touch; the pair search relies on it.
     #[inline]
     pub(crate) fn octant_of(node: &Node<V>, aabb: &Aabb<V>) -> Option<usize> {
         let mut k = 0;
         for i in 0..V::DIM {
             let c = node.center.get(i);
-            if aabb.min.get(i) >= c {
+            if aabb.min.get(i) > c {
                 k |= 1 << i;
-            } else if aabb.max.get(i) > c {
+            } else if aabb.max.get(i) >= c {
                 return None;
             }
         }
