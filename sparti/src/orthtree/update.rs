@@ -40,7 +40,11 @@ impl<V: Vector, T> Orthtree<V, T> {
         let o = self.store.obj_mut(slot);
         o.shape = shape;
         o.aabb = aabb;
-        let pos = self.store.slot(slot).pos as usize;
+        // Read the place after any growth, which may have lifted the object.
+        let (n, pos) = {
+            let s = self.store.slot(slot);
+            (s.node, s.pos as usize)
+        };
         let node = &self.nodes[n as usize];
         // Fast path: still inside its node, and no deeper place for it (a
         // lone object in a leaf stays put whatever its size).
