@@ -82,16 +82,17 @@ pub trait Vector:
     fn distance(self, o: Self) -> f32 {
         (self - o).length()
     }
-    /// This vector scaled to unit length, or `None` when its length is zero,
-    /// not finite, or too small to normalise.
+    /// This vector scaled to unit length, or `None` when it is zero or not
+    /// finite. Scaled by its largest component first, so tiny and huge
+    /// vectors normalise without underflow or overflow.
     fn try_normalize(self) -> Option<Self> {
-        let len = self.length();
-        if len.is_finite() && len > 0.0 {
-            let n = self / len;
-            n.is_finite().then_some(n)
-        } else {
-            None
+        let m = self.abs().max_element();
+        if !(m.is_finite() && m > 0.0) {
+            return None;
         }
+        let s = self / m;
+        let n = s / s.length();
+        n.is_finite().then_some(n)
     }
     /// Index of the largest component (the first one on ties).
     fn max_axis(self) -> usize {
