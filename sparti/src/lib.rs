@@ -68,3 +68,8 @@ pub use index::{
 pub use orthtree::{Octree, Orthtree, OrthtreeConfig, OutOfBounds, Quadtree};
 
 pub use glam;
+
+/// The README's examples, compiled and run as doctests so it never rots.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
