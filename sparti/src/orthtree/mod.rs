@@ -156,6 +156,7 @@ pub struct Orthtree<V: Vector, T> {
     stack: Vec<(u32, u32)>,
     ancestors: Vec<Item<V>>,
     ray_stack: Vec<(f32, u32)>,
+    pair_stack: Vec<(u32, u32, u32)>,
 }
 
 /// The octree (S1).
@@ -209,6 +210,7 @@ impl<V: Vector, T> Orthtree<V, T> {
             stack: Vec::new(),
             ancestors: Vec::new(),
             ray_stack: Vec::new(),
+            pair_stack: Vec::new(),
         })
     }
 
