@@ -25,9 +25,12 @@ impl<V: Vector> Plane<V> {
         if !normal.is_finite() || !d.is_finite() {
             return Err(Error::NonFinite);
         }
-        let len = normal.length();
         let n = normal.try_normalize().ok_or(Error::DegeneratePlane)?;
-        let d = d / len;
+        // Divide by the length scaled by the largest component (as
+        // `try_normalize` does): `normal.length()` overflows for huge normals
+        // (giving d = 0) and is inexact or zero for tiny ones.
+        let m = normal.abs().max_element();
+        let d = (d / m) / (normal / m).length();
         if !d.is_finite() {
             return Err(Error::DegeneratePlane);
         }
@@ -131,7 +134,9 @@ impl<V: Vector> Frustum<V> {
 impl Frustum<Vec3> {
     /// The frustum of a view-projection matrix (`projection * view`) for
     /// clip-space depth in `[0, 1]` (wgpu, Vulkan, Metal, DirectX; glam's
-    /// `camera::*::proj::directx` and `vulkan` projections).
+    /// `camera::*::proj::directx` and `vulkan` projections), including
+    /// reversed depth and infinite far planes (`perspective_infinite`,
+    /// `perspective_infinite_reverse`).
     ///
     /// # Errors
     /// [`Error::NonFinite`] or [`Error::DegeneratePlane`] for a singular matrix.
@@ -151,13 +156,21 @@ impl Frustum<Vec3> {
     }
 
     fn from_rows(rows: [Vec4; 6]) -> Result<Self, Error> {
-        let mut planes = [Plane {
-            normal: Vec3::X,
-            d: 0.0,
-        }; 6];
+        let mut planes = [None; 6];
         for (p, r) in planes.iter_mut().zip(rows) {
-            *p = Plane::new(r.truncate(), r.w)?;
+            // A row `(0, 0, 0, w)` with `w > 0` holds for every point: the
+            // far plane of an infinite perspective (or the near plane of an
+            // infinite reversed-depth one). It bounds nothing; a copy of
+            // another plane stands in for it below.
+            if r.truncate() == Vec3::ZERO && r.w > 0.0 && r.w.is_finite() {
+                continue;
+            }
+            *p = Some(Plane::new(r.truncate(), r.w)?);
         }
-        Ok(Self { planes })
+        let fill = planes.iter().flatten().next().copied();
+        let fill = fill.ok_or(Error::DegeneratePlane)?;
+        Ok(Self {
+            planes: planes.map(|p| p.unwrap_or(fill)),
+        })
     }
 }

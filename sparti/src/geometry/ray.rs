@@ -75,8 +75,10 @@ impl<V: Vector> Ray<V> {
                     return None;
                 }
             } else {
-                let inv = 1.0 / d;
-                let (mut a, mut c) = ((lo - o) * inv, (hi - o) * inv);
+                // Divide rather than multiply by 1 / d: for a tiny (subnormal)
+                // d, 1 / d is infinite and an origin on the face plane would
+                // give 0 * inf = NaN, dropping the hit.
+                let (mut a, mut c) = ((lo - o) / d, (hi - o) / d);
                 if a > c {
                     core::mem::swap(&mut a, &mut c);
                 }
@@ -128,7 +130,11 @@ impl<V: Vector> Ray<V> {
         let m = self.origin - s.center;
         let c = m.length_squared() - s.radius * s.radius;
         if c <= 0.0 {
-            // The origin is inside or on the sphere.
+            // The origin is inside or on the sphere: a hit at distance 0,
+            // unless max_dist is negative (as for boxes, nothing is hit).
+            if max_dist < 0.0 {
+                return None;
+            }
             return Some(RayIntersection {
                 distance: 0.0,
                 point: self.origin,

@@ -155,7 +155,9 @@ fn sphere_sphere<V: Vector>(a: &Sphere<V>, b: &Sphere<V>) -> Option<ContactPoint
     }
     let d = b.center - a.center;
     let dist = d.length();
-    let normal = if dist > 0.0 { d / dist } else { V::unit(0) };
+    // Not `d / dist`: for centres ~1e-20 apart the squared length is
+    // subnormal and `dist` inexact, which would give a non-unit normal.
+    let normal = d.try_normalize().unwrap_or(V::unit(0));
     let depth = (a.radius + b.radius - dist).max(0.0);
     Some(ContactPoint {
         point: a.center + normal * (a.radius - depth * 0.5),
@@ -175,7 +177,8 @@ fn sphere_box<V: Vector>(s: &Sphere<V>, b: &Aabb<V>) -> Option<ContactPoint<V>> 
         let dist = d2.sqrt();
         return Some(ContactPoint {
             point: q,
-            normal: dv / dist,
+            // Not `dv / dist`, which is not unit length when `d2` is subnormal.
+            normal: dv.try_normalize().unwrap_or(dv / dist),
             depth: (s.radius - dist).max(0.0),
         });
     }
@@ -192,10 +195,13 @@ fn sphere_box<V: Vector>(s: &Sphere<V>, b: &Aabb<V>) -> Option<ContactPoint<V>> 
             best = (to_max, i, -1.0);
         }
     }
+    // The centre may also lie outside by less than the squared distance can
+    // represent (d2 underflowed to 0): then the distance to the face is
+    // negative and so could the depth be.
     Some(ContactPoint {
         point: s.center,
         normal: V::unit(best.1) * best.2,
-        depth: s.radius + best.0,
+        depth: (s.radius + best.0).max(0.0),
     })
 }
 
@@ -205,21 +211,26 @@ fn box_box<V: Vector>(a: &Aabb<V>, b: &Aabb<V>) -> Option<ContactPoint<V>> {
     }
     let lo = a.min.max(b.min);
     let hi = a.max.min(b.max);
-    let overlap = hi - lo;
+    // Per axis, how far `b` must move to clear `a`: forwards `a.max - b.min`,
+    // backwards `b.max - a.min`. This is the overlap `hi - lo` unless one
+    // box spans the other on that axis, where the overlap understates it.
+    let forward = a.max - b.min;
+    let backward = b.max - a.min;
+    let push = forward.min(backward);
     let mut axis = 0;
     for i in 1..V::DIM {
-        if overlap.get(i) < overlap.get(axis) {
+        if push.get(i) < push.get(axis) {
             axis = i;
         }
     }
-    let sign = if b.center().get(axis) >= a.center().get(axis) {
-        1.0
+    let (sign, depth) = if forward.get(axis) <= backward.get(axis) {
+        (1.0, forward.get(axis))
     } else {
-        -1.0
+        (-1.0, backward.get(axis))
     };
     Some(ContactPoint {
         point: (lo + hi) * 0.5,
         normal: V::unit(axis) * sign,
-        depth: overlap.get(axis).max(0.0),
+        depth: depth.max(0.0),
     })
 }
