@@ -2,11 +2,11 @@
 //! the tests and the baseline of the benchmarks.
 
 use crate::geometry::{Ray, Region, Shape, Vector};
-use crate::index::{Item, closer, sort_hits};
+use crate::index::{Item, Neighbor, closer, report_pair, sort_hits, sort_neighbors};
 use crate::store::Store;
 use crate::{
-    Counters, Error, Filter, Handle, Object, ObjectDesc, RayHit, SpatialIndex, TreeStats,
-    ValidationError,
+    Counters, Error, Filter, Handle, LayerMatrix, Object, ObjectDesc, RayHit, SpatialIndex,
+    TreeStats, ValidationError,
 };
 
 /// All objects in one flat list; every pair search does `N(N-1)/2` box tests.
@@ -30,6 +30,7 @@ use crate::{
 pub struct BruteForce<V: Vector, T> {
     store: Store<Object<V, T>>,
     items: Vec<Item<V>>,
+    matrix: LayerMatrix,
     counters: Counters,
 }
 
@@ -38,6 +39,7 @@ impl<V: Vector, T> Default for BruteForce<V, T> {
         Self {
             store: Store::default(),
             items: Vec::new(),
+            matrix: LayerMatrix::ALL,
             counters: Counters::default(),
         }
     }
@@ -199,6 +201,34 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
         sort_hits(out);
     }
 
+    fn nearest_k(&mut self, point: V, k: usize, filter: Filter, out: &mut Vec<Neighbor>) {
+        out.clear();
+        self.counters.queries += 1;
+        self.counters.node_visits += 1;
+        if k == 0 || !point.is_finite() {
+            return;
+        }
+        for it in &self.items {
+            let o = self.store.obj(it.slot);
+            if filter.accepts(o.layer) {
+                out.push(Neighbor {
+                    handle: self.store.handle(it.slot),
+                    distance: o.shape.distance_to_point(point),
+                });
+            }
+        }
+        self.counters.shape_tests += out.len() as u64;
+        sort_neighbors(out, k);
+    }
+
+    fn set_layer_matrix(&mut self, matrix: LayerMatrix) {
+        self.matrix = matrix;
+    }
+
+    fn layer_matrix(&self) -> &LayerMatrix {
+        &self.matrix
+    }
+
     fn for_each_pair<F>(&mut self, mut f: F)
     where
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
@@ -213,7 +243,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
                     continue;
                 }
                 self.counters.shape_tests += 1;
-                report_pair(&self.store, a.slot, b.slot, &mut f);
+                report_pair(&self.store, &self.matrix, a.slot, b.slot, &mut f);
             }
         }
     }
@@ -261,23 +291,5 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
             }
         }
         Ok(())
-    }
-}
-
-/// Reports the pair of two slots (whose boxes overlap) if the objects pair
-/// up, smaller handle first.
-#[inline]
-pub(crate) fn report_pair<V: Vector, T, F>(store: &Store<Object<V, T>>, sa: u32, sb: u32, f: &mut F)
-where
-    F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
-{
-    let (oa, ob) = (store.obj(sa), store.obj(sb));
-    if oa.pairs_with(ob) {
-        let (ha, hb) = (store.handle(sa), store.handle(sb));
-        if ha < hb {
-            f(ha, hb, oa, ob);
-        } else {
-            f(hb, ha, ob, oa);
-        }
     }
 }

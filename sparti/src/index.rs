@@ -3,7 +3,8 @@
 //! statistics.
 
 use crate::geometry::{Aabb, Cone, Frustum, Ray, Region, Shape, Sphere, Vector};
-use crate::{Error, ValidationError};
+use crate::store::Store;
+use crate::{Error, LayerMatrix, ValidationError};
 
 /// Names an object in a structure until it is removed.
 ///
@@ -116,14 +117,15 @@ impl<V: Vector, T> Object<V, T> {
         })
     }
 
-    /// True when these two objects form a pair, given that their boxes
-    /// overlap: not both static, each one's layer in the other's mask, and
-    /// the exact shapes overlap (touching included).
+    /// True when these two objects form a pair: not both static, each
+    /// one's layer in the other's mask, their layers colliding in the
+    /// matrix, and the exact shapes overlapping (touching included).
     #[inline]
-    pub fn pairs_with(&self, o: &Self) -> bool {
+    pub fn pairs_with(&self, o: &Self, matrix: &LayerMatrix) -> bool {
         !(self.is_static && o.is_static)
             && self.layer & o.mask != 0
             && o.layer & self.mask != 0
+            && matrix.collides(self.layer, o.layer)
             && self.shape.intersects(&o.shape)
     }
 }
@@ -190,6 +192,15 @@ pub struct RayHit<V: Vector> {
     pub point: V,
     /// The outward surface normal there (`-dir` when the ray starts inside).
     pub normal: V,
+}
+
+/// A neighbour found by [`SpatialIndex::nearest_k`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Neighbor {
+    /// The object.
+    pub handle: Handle,
+    /// Distance from the query point to the object's shape (0 inside).
+    pub distance: f32,
 }
 
 /// Work counters (M1), accumulated until [`SpatialIndex::reset_counters`].
@@ -341,9 +352,21 @@ pub trait SpatialIndex<V: Vector, T> {
     /// (cleared first), sorted by distance then handle.
     fn ray_all(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter, out: &mut Vec<RayHit<V>>);
 
+    /// The `k` objects nearest to `point` (Q6), into `out` (cleared first),
+    /// by distance to their shape (0 inside) then handle.
+    fn nearest_k(&mut self, point: V, k: usize, filter: Filter, out: &mut Vec<Neighbor>);
+
+    /// Sets which layers collide with which (P4); applied by the pair
+    /// search from the next call on. Default: [`LayerMatrix::ALL`].
+    fn set_layer_matrix(&mut self, matrix: LayerMatrix);
+
+    /// The layer matrix in force.
+    fn layer_matrix(&self) -> &LayerMatrix;
+
     /// Calls `f(a, b, object_a, object_b)` once for every overlapping pair
     /// (P1), `a < b`, after the exact shape test, skipping static-static
-    /// pairs (P2) and pairs whose layers and masks exclude each other.
+    /// pairs (P2) and pairs whose layers, masks or layer matrix exclude each
+    /// other (P4).
     fn for_each_pair<F>(&mut self, f: F)
     where
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>);
@@ -441,5 +464,139 @@ pub(crate) fn closer<V: Vector>(a: &RayHit<V>, b: &Option<RayHit<V>>) -> bool {
     match b {
         None => true,
         Some(b) => a.distance < b.distance || (a.distance == b.distance && a.handle < b.handle),
+    }
+}
+
+/// Reports the pair of two slots (whose boxes overlap) if the objects pair
+/// up, smaller handle first: the last step of every structure's pair search.
+#[inline]
+pub(crate) fn report_pair<V: Vector, T, F>(
+    store: &Store<Object<V, T>>,
+    matrix: &LayerMatrix,
+    sa: u32,
+    sb: u32,
+    f: &mut F,
+) where
+    F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
+{
+    let (oa, ob) = (store.obj(sa), store.obj(sb));
+    if oa.pairs_with(ob, matrix) {
+        let (ha, hb) = (store.handle(sa), store.handle(sb));
+        if ha < hb {
+            f(ha, hb, oa, ob);
+        } else {
+            f(hb, ha, ob, oa);
+        }
+    }
+}
+
+/// Sorts neighbours by distance then handle and keeps the first `k`.
+pub(crate) fn sort_neighbors(out: &mut Vec<Neighbor>, k: usize) {
+    out.sort_unstable_by(|a, b| {
+        a.distance
+            .total_cmp(&b.distance)
+            .then(a.handle.cmp(&b.handle))
+    });
+    out.truncate(k);
+}
+
+/// A k-nearest candidate, ordered by distance then handle.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Candidate {
+    pub distance: f32,
+    pub handle: Handle,
+}
+
+impl Eq for Candidate {}
+
+impl Ord for Candidate {
+    fn cmp(&self, o: &Self) -> core::cmp::Ordering {
+        self.distance
+            .total_cmp(&o.distance)
+            .then(self.handle.cmp(&o.handle))
+    }
+}
+
+impl PartialOrd for Candidate {
+    fn partial_cmp(&self, o: &Self) -> Option<core::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+/// The running state of a k-nearest search, shared by the trees: the best
+/// `k` so far in a max-heap, and a frontier of nodes by distance. Kept in
+/// each structure and reused, so a search allocates nothing once warm.
+#[derive(Default)]
+pub(crate) struct Knn {
+    pub best: std::collections::BinaryHeap<Candidate>,
+    /// Nodes to visit, nearest first, keyed by distance to their bounds
+    /// (the node index in the handle's place).
+    pub frontier: std::collections::BinaryHeap<core::cmp::Reverse<Candidate>>,
+    pub k: usize,
+}
+
+impl Knn {
+    pub fn start(&mut self, k: usize) {
+        self.best.clear();
+        self.frontier.clear();
+        self.k = k;
+    }
+
+    /// The distance a node must not exceed to hold a better candidate. A
+    /// hair of slack keeps rounding in the shape distances from pruning a
+    /// node whose object ties the current k-th.
+    #[inline]
+    pub fn bound(&self) -> f32 {
+        if self.best.len() < self.k {
+            f32::INFINITY
+        } else {
+            let d = self.best.peek().map_or(f32::INFINITY, |c| c.distance);
+            d + d * 1e-5 + f32::MIN_POSITIVE
+        }
+    }
+
+    #[inline]
+    pub fn offer(&mut self, handle: Handle, distance: f32) {
+        let c = Candidate { distance, handle };
+        if self.best.len() < self.k {
+            self.best.push(c);
+        } else if self.best.peek().is_some_and(|top| c < *top) {
+            self.best.pop();
+            self.best.push(c);
+        }
+    }
+
+    /// Queues a node at `distance` from the query point.
+    #[inline]
+    pub fn push_node(&mut self, node: u32, distance: f32) {
+        let key = Candidate {
+            distance,
+            handle: Handle {
+                index: node,
+                generation: 0,
+            },
+        };
+        self.frontier.push(core::cmp::Reverse(key));
+    }
+
+    /// The nearest queued node, unless it is beyond the bound.
+    #[inline]
+    pub fn pop_node(&mut self) -> Option<u32> {
+        let core::cmp::Reverse(key) = self.frontier.pop()?;
+        (key.distance <= self.bound()).then_some(key.handle.index)
+    }
+
+    /// Writes the result, nearest first.
+    pub fn finish(&mut self, out: &mut Vec<Neighbor>) {
+        out.clear();
+        out.extend(self.best.drain().map(|c| Neighbor {
+            handle: c.handle,
+            distance: c.distance,
+        }));
+        out.sort_unstable_by(|a, b| {
+            a.distance
+                .total_cmp(&b.distance)
+                .then(a.handle.cmp(&b.handle))
+        });
     }
 }

@@ -51,20 +51,25 @@
 
 mod brute;
 mod error;
+mod events;
 pub mod geometry;
 mod index;
+mod layers;
 mod orthtree;
 mod store;
 
 pub use brute::BruteForce;
 pub use error::{Error, ValidationError};
+pub use events::ContactEvents;
 pub use geometry::{
     Aabb, Cone, ContactPoint, Frustum, Overlap, Plane, Ray, RayIntersection, Region, Shape, Sphere,
     Vector,
 };
 pub use index::{
-    Contact, Counters, Filter, Handle, Object, ObjectDesc, Pair, RayHit, SpatialIndex, TreeStats,
+    Contact, Counters, Filter, Handle, Neighbor, Object, ObjectDesc, Pair, RayHit, SpatialIndex,
+    TreeStats,
 };
+pub use layers::LayerMatrix;
 pub use orthtree::{Octree, Orthtree, OrthtreeConfig, OutOfBounds, Quadtree};
 
 pub use glam;

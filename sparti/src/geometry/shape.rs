@@ -124,6 +124,15 @@ impl<V: Vector> Shape<V> {
         }
     }
 
+    /// Distance from a point to the shape (0 inside).
+    #[inline]
+    pub fn distance_to_point(&self, p: V) -> f32 {
+        match self {
+            Shape::Sphere(s) => (s.center.distance(p) - s.radius).max(0.0),
+            Shape::Box(b) => b.distance_squared_to_point(p).sqrt(),
+        }
+    }
+
     /// The first point where the ray meets the shape within `max_dist`.
     #[inline]
     pub fn cast_ray(&self, ray: &Ray<V>, max_dist: f32) -> Option<RayIntersection<V>> {

@@ -14,11 +14,11 @@ mod validate;
 use glam::{Vec2, Vec3};
 
 use crate::geometry::{Aabb, Ray, Region, Shape, Vector};
-use crate::index::Item;
+use crate::index::{Item, Knn, Neighbor};
 use crate::store::{NONE, Store};
 use crate::{
-    Counters, Error, Filter, Handle, Object, ObjectDesc, RayHit, SpatialIndex, TreeStats,
-    ValidationError,
+    Counters, Error, Filter, Handle, LayerMatrix, Object, ObjectDesc, RayHit, SpatialIndex,
+    TreeStats, ValidationError,
 };
 
 /// The largest coordinate magnitude an orthtree accepts: `2^100`, about
@@ -150,6 +150,7 @@ pub struct Orthtree<V: Vector, T> {
     idle: Vec<u32>,
     /// Objects removed by the `Remove` policy, for the caller to collect.
     evicted: Vec<(Handle, T)>,
+    matrix: LayerMatrix,
     counters: Counters,
     // Scratch buffers, kept to avoid allocating per operation.
     work: Vec<(u32, u32)>,
@@ -157,6 +158,7 @@ pub struct Orthtree<V: Vector, T> {
     ancestors: Vec<Item<V>>,
     ray_stack: Vec<(f32, u32)>,
     pair_stack: Vec<(u32, u32, u32)>,
+    knn: Knn,
 }
 
 /// The octree (S1).
@@ -205,12 +207,14 @@ impl<V: Vector, T> Orthtree<V, T> {
             pending: Vec::new(),
             idle: Vec::new(),
             evicted: Vec::new(),
+            matrix: LayerMatrix::ALL,
             counters: Counters::default(),
             work: Vec::new(),
             stack: Vec::new(),
             ancestors: Vec::new(),
             ray_stack: Vec::new(),
             pair_stack: Vec::new(),
+            knn: Knn::default(),
         })
     }
 
@@ -374,6 +378,19 @@ impl<V: Vector, T> SpatialIndex<V, T> for Orthtree<V, T> {
     fn ray_all(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter, out: &mut Vec<RayHit<V>>) {
         self.build_pending();
         self.cast_all(ray, max_dist, filter, out);
+    }
+
+    fn nearest_k(&mut self, point: V, k: usize, filter: Filter, out: &mut Vec<Neighbor>) {
+        self.build_pending();
+        self.nearest(point, k, filter, out);
+    }
+
+    fn set_layer_matrix(&mut self, matrix: LayerMatrix) {
+        self.matrix = matrix;
+    }
+
+    fn layer_matrix(&self) -> &LayerMatrix {
+        &self.matrix
     }
 
     fn for_each_pair<F>(&mut self, f: F)

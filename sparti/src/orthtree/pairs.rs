@@ -2,8 +2,8 @@
 //! against each other and against those of its ancestors.
 
 use super::Orthtree;
-use crate::brute::report_pair;
 use crate::geometry::Vector;
+use crate::index::report_pair;
 use crate::store::NONE;
 use crate::{Handle, Object};
 
@@ -27,6 +27,7 @@ impl<V: Vector, T> Orthtree<V, T> {
             ancestors: buf,
             counters,
             root,
+            matrix,
             ..
         } = self;
         buf.clear();
@@ -55,7 +56,7 @@ impl<V: Vector, T> Orthtree<V, T> {
                     counters.pair_tests += 1;
                     if a.aabb.intersects(&b.aabb) && !(a.is_static && b.is_static) {
                         counters.shape_tests += 1;
-                        report_pair(store, a.slot, b.slot, &mut f);
+                        report_pair(store, matrix, a.slot, b.slot, &mut f);
                     }
                 }
             }

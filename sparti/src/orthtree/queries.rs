@@ -3,7 +3,7 @@
 
 use super::Orthtree;
 use crate::geometry::{Overlap, Ray, Region, Vector};
-use crate::index::{closer, sort_hits};
+use crate::index::{Neighbor, closer, sort_hits};
 use crate::store::NONE;
 use crate::{Filter, Handle, RayHit};
 
@@ -192,5 +192,61 @@ impl<V: Vector, T> Orthtree<V, T> {
             );
         }
         sort_hits(out);
+    }
+}
+
+impl<V: Vector, T> Orthtree<V, T> {
+    /// Best-first k-nearest search: nodes by distance to their bounds, the
+    /// search ending when the nearest unvisited node is farther than the
+    /// k-th best object.
+    pub(crate) fn nearest(&mut self, point: V, k: usize, filter: Filter, out: &mut Vec<Neighbor>) {
+        out.clear();
+        self.counters.queries += 1;
+        if self.root == NONE || k == 0 || !point.is_finite() {
+            return;
+        }
+        let Self {
+            nodes,
+            store,
+            counters,
+            root,
+            knn,
+            ..
+        } = self;
+        knn.start(k);
+        knn.push_node(
+            *root,
+            nodes[*root as usize]
+                .bounds
+                .distance_squared_to_point(point)
+                .sqrt(),
+        );
+        while let Some(n) = knn.pop_node() {
+            counters.node_visits += 1;
+            let node = &nodes[n as usize];
+            for it in &node.items {
+                if it.aabb.distance_squared_to_point(point).sqrt() > knn.bound() {
+                    continue;
+                }
+                let o = store.obj(it.slot);
+                if !filter.accepts(o.layer) {
+                    continue;
+                }
+                counters.shape_tests += 1;
+                knn.offer(store.handle(it.slot), o.shape.distance_to_point(point));
+            }
+            for &c in &node.children {
+                if c != NONE {
+                    let d = nodes[c as usize]
+                        .bounds
+                        .distance_squared_to_point(point)
+                        .sqrt();
+                    if d <= knn.bound() {
+                        knn.push_node(c, d);
+                    }
+                }
+            }
+        }
+        knn.finish(out);
     }
 }

@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use sparti::{
-    Aabb, BruteForce, Cone, Filter, Frustum, Handle, ObjectDesc, Plane, Ray, Shape, SpatialIndex,
-    Sphere, Vector,
+    Aabb, BruteForce, Cone, ContactEvents, Filter, Frustum, Handle, LayerMatrix, ObjectDesc, Plane,
+    Ray, Shape, SpatialIndex, Sphere, Vector,
 };
 
 pub type Rng64 = Pcg64;
@@ -77,6 +77,8 @@ pub struct Scene<V: Vector> {
     pub churn: f64,
     /// Random layers and masks.
     pub layers: bool,
+    /// A layer matrix set on both structures.
+    pub matrix: Option<LayerMatrix>,
     /// Moving objects bounce off the world's walls (else they leave it).
     pub bounce: bool,
     /// Run `validate()` after every mutation (else once per frame).
@@ -103,6 +105,7 @@ impl<V: Vector> Scene<V> {
             speed: 1.0,
             churn: 0.0,
             layers: false,
+            matrix: None,
             bounce: true,
             validate_each: true,
             queries: 6,
@@ -211,13 +214,18 @@ fn moved<V: Vector>(s: &Scene<V>, b: &mut Body<V>) -> Shape<V> {
 
 /// The pairs the scene must produce, computed directly from the bodies:
 /// the independent check of the brute force itself.
-fn expected_pairs<V: Vector>(bodies: &[Body<V>]) -> BTreeSet<(u32, u32)> {
+fn expected_pairs<V: Vector>(bodies: &[Body<V>], matrix: &LayerMatrix) -> BTreeSet<(u32, u32)> {
     let mut out = BTreeSet::new();
     for (i, a) in bodies.iter().enumerate() {
         for b in &bodies[i + 1..] {
+            let layers_meet = (0..32).any(|x| {
+                a.layer & (1 << x) != 0
+                    && (0..32).any(|y| b.layer & (1 << y) != 0 && matrix.row(x) & (1 << y) != 0)
+            });
             if (a.is_static && b.is_static)
                 || a.layer & b.mask == 0
                 || b.layer & a.mask == 0
+                || !layers_meet
                 || !a.shape.intersects(&b.shape)
             {
                 continue;
@@ -379,6 +387,27 @@ fn compare_queries<V: Vector, S: SpatialIndex<V, u32>>(
                 "nearest is not the first hit"
             );
         }
+        // k nearest: same objects, same distances, same order.
+        let point: V = vec_in(r, lo, hi);
+        let k = [0, 1, 3, 10, 1000][i % 5];
+        let (mut ks, mut kb) = (Vec::new(), Vec::new());
+        p.s.nearest_k(point, k, filter, &mut ks);
+        p.b.nearest_k(point, k, filter, &mut kb);
+        let ks: Vec<(u32, f32)> = ks
+            .iter()
+            .map(|n| (p.s.get(n.handle).unwrap().value, n.distance))
+            .collect();
+        let kb: Vec<(u32, f32)> = kb
+            .iter()
+            .map(|n| (p.b.get(n.handle).unwrap().value, n.distance))
+            .collect();
+        assert_eq!(ks, kb, "{}", tag("nearest_k", i));
+        assert!(kb.len() <= k && kb.windows(2).all(|w| w[0].1 <= w[1].1));
+        if k > 0 && !kb.is_empty() && kb.len() < k {
+            // Fewer than k found: they must be every object passing the filter.
+            p.b.query_radius(point, 1e30, filter, &mut out_b);
+            assert_eq!(kb.len(), out_b.len(), "nearest_k found too few");
+        }
     }
 }
 
@@ -403,6 +432,13 @@ pub fn run_scene<V: Vector, S: SpatialIndex<V, u32>>(
         handles: Vec::new(),
     };
     // Half inserted one by one, half in bulk.
+    if let Some(m) = scene.matrix {
+        p.s.set_layer_matrix(m);
+        p.b.set_layer_matrix(m);
+    }
+    let matrix = scene.matrix.unwrap_or_default();
+    let (mut ev_s, mut ev_b) = (ContactEvents::new(), ContactEvents::new());
+    let mut previous: BTreeSet<(u32, u32)> = BTreeSet::new();
     let half = bodies.len() / 2;
     for body in &bodies[..half] {
         let hs = p.s.insert(desc(body)).expect("insert");
@@ -459,7 +495,8 @@ pub fn run_scene<V: Vector, S: SpatialIndex<V, u32>>(
         // Pairs: structure == brute force == direct computation.
         let ps = pair_ids(&mut p.s);
         let pb = pair_ids(&mut p.b);
-        let expected: Vec<(u32, u32)> = expected_pairs(&bodies).into_iter().collect();
+        let expected_set = expected_pairs(&bodies, &matrix);
+        let expected: Vec<(u32, u32)> = expected_set.iter().copied().collect();
         assert_eq!(
             pb, expected,
             "[{}] frame {frame}: brute force pairs are wrong",
@@ -476,6 +513,50 @@ pub fn run_scene<V: Vector, S: SpatialIndex<V, u32>>(
             );
         }
         total_pairs += ps.len();
+        // Contact events: same as the brute force's, and as the difference
+        // of this frame's expected pairs and the last's. Handles of removed
+        // objects are stale, so events are compared as handles.
+        ev_s.update(&mut p.s);
+        ev_b.update(&mut p.b);
+        assert_eq!(
+            ev_s.started(),
+            ev_b.started(),
+            "[{}] frame {frame}: started",
+            scene.name
+        );
+        assert_eq!(
+            ev_s.stopped(),
+            ev_b.stopped(),
+            "[{}] frame {frame}: stopped",
+            scene.name
+        );
+        let started: BTreeSet<(u32, u32)> = ev_b
+            .started()
+            .iter()
+            .map(|x| {
+                let (a, b) = (p.b.get(x.a).unwrap().value, p.b.get(x.b).unwrap().value);
+                (a.min(b), a.max(b))
+            })
+            .collect();
+        let expected_started: BTreeSet<(u32, u32)> =
+            expected_set.difference(&previous).copied().collect();
+        assert_eq!(
+            started, expected_started,
+            "[{}] frame {frame}: started pairs",
+            scene.name
+        );
+        let expected_stopped = previous.difference(&expected_set).count();
+        assert_eq!(
+            ev_b.stopped().len(),
+            expected_stopped,
+            "[{}] frame {frame}: stopped pairs",
+            scene.name
+        );
+        assert!(
+            ev_b.started().windows(2).all(|w| w[0] < w[1]),
+            "events sorted"
+        );
+        previous = expected_set;
         check(&p.s, scene.name, "pairs");
         compare_queries(scene, &mut p, &mut r, frame);
         assert_eq!(p.s.len(), bodies.len());
@@ -554,6 +635,18 @@ pub fn standard_scenes<V: Vector>(side: f32) -> Vec<Scene<V>> {
             layers: true,
             static_share: 0.2,
             ..base("layers and masks", 11)
+        },
+        Scene {
+            layers: true,
+            matrix: Some({
+                let mut m = LayerMatrix::ALL;
+                m.set(0, 1, false);
+                m.set(2, 2, false);
+                m.set(3, 0, false);
+                m
+            }),
+            churn: 0.05,
+            ..base("layer matrix", 13)
         },
         Scene {
             objects: 1500,

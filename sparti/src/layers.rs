@@ -1,0 +1,78 @@
+//! The layer matrix (P4): which layers collide with which.
+
+/// Which collision layers collide with which: a symmetric 32 x 32 bit
+/// matrix, applied inside the pair search (before the exact shape test), on
+/// top of each object's own `mask` bits.
+///
+/// Two objects pair up when some layer bit of the one collides, in the
+/// matrix, with some layer bit of the other (and their masks allow it).
+///
+/// # Example
+/// ```
+/// use sparti::LayerMatrix;
+/// const HERO: u32 = 0;
+/// const ROCKET: u32 = 1;
+/// const BONUS: u32 = 2;
+/// let mut m = LayerMatrix::ALL;
+/// m.set(ROCKET, BONUS, false); // a rocket flies through bonus items
+/// assert!(!m.collides(1 << ROCKET, 1 << BONUS));
+/// assert!(m.collides(1 << HERO, 1 << BONUS)); // the hero picks them up
+/// assert!(m.collides(1 << HERO | 1 << ROCKET, 1 << BONUS)); // any bit will do
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LayerMatrix {
+    /// `rows[i]` has bit `j` set when layer `i` collides with layer `j`.
+    rows: [u32; 32],
+}
+
+impl LayerMatrix {
+    /// Every layer collides with every layer (the default).
+    pub const ALL: LayerMatrix = LayerMatrix {
+        rows: [u32::MAX; 32],
+    };
+    /// No layer collides with any.
+    pub const NONE: LayerMatrix = LayerMatrix { rows: [0; 32] };
+
+    /// Sets whether layers `a` and `b` (indices `0..32`) collide, both ways.
+    /// Indices of 32 and above are ignored.
+    pub fn set(&mut self, a: u32, b: u32, collide: bool) {
+        if a >= 32 || b >= 32 {
+            return;
+        }
+        if collide {
+            self.rows[a as usize] |= 1 << b;
+            self.rows[b as usize] |= 1 << a;
+        } else {
+            self.rows[a as usize] &= !(1 << b);
+            self.rows[b as usize] &= !(1 << a);
+        }
+    }
+
+    /// The layers that layer `a` (an index) collides with, as bits.
+    pub fn row(&self, a: u32) -> u32 {
+        self.rows.get(a as usize).copied().unwrap_or(0)
+    }
+
+    /// True when some bit of `layers_a` collides with some bit of `layers_b`.
+    #[inline]
+    pub fn collides(&self, layers_a: u32, layers_b: u32) -> bool {
+        if *self == Self::ALL {
+            return layers_a != 0 && layers_b != 0;
+        }
+        let mut bits = layers_a;
+        while bits != 0 {
+            let i = bits.trailing_zeros();
+            if self.rows[i as usize] & layers_b != 0 {
+                return true;
+            }
+            bits &= bits - 1;
+        }
+        false
+    }
+}
+
+impl Default for LayerMatrix {
+    fn default() -> Self {
+        Self::ALL
+    }
+}
