@@ -211,6 +211,9 @@ pub struct Counters {
     pub pair_tests: u64,
     /// Exact shape tests (pairs and query candidates that passed the box test).
     pub shape_tests: u64,
+    /// Boxes of objects tested against node bounds by pair searches (to
+    /// keep, for a node, only the ancestor objects that reach it).
+    pub bound_tests: u64,
     /// Nodes visited by queries and pair searches.
     pub node_visits: u64,
     /// Queries answered.

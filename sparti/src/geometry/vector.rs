@@ -154,7 +154,7 @@ impl Vector for Vec2 {
     }
     #[inline]
     fn all_le(self, o: Self) -> bool {
-        self.x <= o.x && self.y <= o.y
+        (self.x <= o.x) & (self.y <= o.y)
     }
     #[inline]
     fn any_lt(self, o: Self) -> bool {
@@ -210,7 +210,7 @@ impl Vector for Vec3 {
     }
     #[inline]
     fn all_le(self, o: Self) -> bool {
-        self.x <= o.x && self.y <= o.y && self.z <= o.z
+        (self.x <= o.x) & (self.y <= o.y) & (self.z <= o.z)
     }
     #[inline]
     fn any_lt(self, o: Self) -> bool {

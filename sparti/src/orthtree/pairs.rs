@@ -3,16 +3,25 @@
 
 use super::Orthtree;
 use crate::geometry::Vector;
-use crate::index::report_pair;
-use crate::store::NONE;
-use crate::{Handle, Object};
+use crate::index::{Item, report_pair};
+use crate::store::{NONE, Store};
+use crate::{Counters, Handle, LayerMatrix, Object};
+
+/// Below this many candidate pairs in a node, plain loops beat sorting.
+const SWEEP_MIN_PAIRS: usize = 48;
 
 impl<V: Vector, T> Orthtree<V, T> {
-    /// Depth-first over the tree with a stack of ancestor objects. Each node
+    /// Depth-first over the tree with a buffer of ancestor objects. Each node
     /// keeps, as its candidates, only the ancestor objects that overlap its
     /// own bounds: an ancestor object that misses a node misses its whole
     /// subtree. The candidates of a node are a segment of one buffer, so
     /// nothing is allocated per node or per frame.
+    ///
+    /// Within a node, objects are tested against each other and against the
+    /// candidates by sweep and prune along the axis where the node's objects
+    /// spread most: only boxes whose intervals overlap on that axis are
+    /// compared. That keeps crowded nodes (the objects straddling the root's
+    /// split planes) from costing the square of their count.
     pub(crate) fn find_pairs<F>(&mut self, mut f: F)
     where
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
@@ -25,6 +34,7 @@ impl<V: Vector, T> Orthtree<V, T> {
             store,
             pair_stack: stack,
             ancestors: buf,
+            sorted,
             counters,
             root,
             matrix,
@@ -32,14 +42,21 @@ impl<V: Vector, T> Orthtree<V, T> {
         } = self;
         buf.clear();
         stack.clear();
+        let mut ctx = PairCtx {
+            store,
+            matrix,
+            counters,
+            f: &mut f,
+        };
         // (node, its parent's candidate segment `buf[start..end]`)
         stack.push((*root, 0, 0));
         while let Some((n, parent_start, parent_end)) = stack.pop() {
-            counters.node_visits += 1;
+            ctx.counters.node_visits += 1;
             let node = &nodes[n as usize];
             // Later segments belong to finished sibling subtrees.
             buf.truncate(parent_end as usize);
             let start = buf.len();
+            ctx.counters.bound_tests += u64::from(parent_end - parent_start);
             for i in parent_start as usize..parent_end as usize {
                 let c = buf[i];
                 if c.aabb.intersects(&node.bounds) {
@@ -48,17 +65,24 @@ impl<V: Vector, T> Orthtree<V, T> {
             }
             let mid = buf.len();
             let items = &node.items;
-            for (i, a) in items.iter().enumerate() {
-                // Against the rest of this node, then every ancestor object
-                // that reaches this node: a static object stored high up
-                // still meets every moving object below it.
-                for b in items[i + 1..].iter().chain(buf[start..mid].iter()) {
-                    counters.pair_tests += 1;
-                    if a.aabb.intersects(&b.aabb) && !(a.is_static && b.is_static) {
-                        counters.shape_tests += 1;
-                        report_pair(store, matrix, a.slot, b.slot, &mut f);
+            // A static object stored high up meets every moving object below
+            // it: the candidates hold every ancestor object reaching here.
+            let cands = &mut buf[start..mid];
+            if items.len() * (items.len() + cands.len()) < SWEEP_MIN_PAIRS {
+                for (i, a) in items.iter().enumerate() {
+                    for b in items[i + 1..].iter().chain(cands.iter()) {
+                        ctx.test(a, b);
                     }
                 }
+            } else {
+                let axis = spread_axis(items);
+                sorted.clear();
+                sorted.extend_from_slice(items);
+                let key = |it: &Item<V>| it.aabb.min.get(axis);
+                sorted.sort_unstable_by(|a, b| key(a).total_cmp(&key(b)));
+                cands.sort_unstable_by(|a, b| key(a).total_cmp(&key(b)));
+                ctx.sweep_self(sorted, axis);
+                ctx.sweep_two(sorted, cands, axis);
             }
             if node.child_count > 0 {
                 buf.extend_from_slice(items);
@@ -68,6 +92,91 @@ impl<V: Vector, T> Orthtree<V, T> {
                         stack.push((c, start as u32, end));
                     }
                 }
+            }
+        }
+    }
+}
+
+/// The axis along which the objects' centres spread most.
+fn spread_axis<V: Vector>(items: &[Item<V>]) -> usize {
+    let (mut lo, mut hi) = (V::splat(f32::INFINITY), V::splat(f32::NEG_INFINITY));
+    for it in items {
+        let c = it.aabb.min + it.aabb.max;
+        lo = lo.min(c);
+        hi = hi.max(c);
+    }
+    (hi - lo).max_axis()
+}
+
+/// What a pair test needs, borrowed apart from the tree's nodes.
+struct PairCtx<'a, V: Vector, T, F> {
+    store: &'a Store<Object<V, T>>,
+    matrix: &'a LayerMatrix,
+    counters: &'a mut Counters,
+    f: &'a mut F,
+}
+
+impl<V: Vector, T, F> PairCtx<'_, V, T, F>
+where
+    F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
+{
+    /// The box test, inlined into the loops; the rare overlap goes to the
+    /// out-of-line exact test.
+    #[inline(always)]
+    fn test(&mut self, a: &Item<V>, b: &Item<V>) {
+        self.counters.pair_tests += 1;
+        if a.aabb.intersects(&b.aabb) & !(a.is_static & b.is_static) {
+            self.overlap(a, b);
+        }
+    }
+
+    #[inline(never)]
+    fn overlap(&mut self, a: &Item<V>, b: &Item<V>) {
+        self.counters.shape_tests += 1;
+        report_pair(self.store, self.matrix, a.slot, b.slot, self.f);
+    }
+
+    /// Every pair of one list sorted by `min[axis]` whose intervals on the
+    /// axis overlap.
+    fn sweep_self(&mut self, list: &[Item<V>], axis: usize) {
+        for (i, a) in list.iter().enumerate() {
+            let end = a.aabb.max.get(axis);
+            for b in &list[i + 1..] {
+                if b.aabb.min.get(axis) > end {
+                    break;
+                }
+                self.test(a, b);
+            }
+        }
+    }
+
+    /// Every pair across two lists sorted by `min[axis]` whose intervals on
+    /// the axis overlap, each once: walk both in order of `min`, and test the
+    /// current box against the boxes of the other list that start before it
+    /// ends.
+    fn sweep_two(&mut self, xs: &[Item<V>], ys: &[Item<V>], axis: usize) {
+        let (mut i, mut j) = (0, 0);
+        while i < xs.len() && j < ys.len() {
+            if xs[i].aabb.min.get(axis) <= ys[j].aabb.min.get(axis) {
+                let a = &xs[i];
+                let end = a.aabb.max.get(axis);
+                for b in &ys[j..] {
+                    if b.aabb.min.get(axis) > end {
+                        break;
+                    }
+                    self.test(a, b);
+                }
+                i += 1;
+            } else {
+                let b = &ys[j];
+                let end = b.aabb.max.get(axis);
+                for a in &xs[i..] {
+                    if a.aabb.min.get(axis) > end {
+                        break;
+                    }
+                    self.test(a, b);
+                }
+                j += 1;
             }
         }
     }
