@@ -356,7 +356,23 @@ pub trait SpatialIndex<V: Vector, T> {
     fn ray_all(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter, out: &mut Vec<RayHit<V>>);
 
     /// The `k` objects nearest to `point` (Q6), into `out` (cleared first),
-    /// by distance to their shape (0 inside) then handle.
+    /// by distance to their shape (0 inside) then handle. `k = 0` or a
+    /// non-finite point finds nothing.
+    ///
+    /// # Example
+    /// ```
+    /// use glam::Vec2;
+    /// use sparti::{Filter, ObjectDesc, Quadtree, Shape, SpatialIndex};
+    /// let mut tree = Quadtree::<u32>::new();
+    /// for i in 0..10 {
+    ///     tree.insert(ObjectDesc::new(Shape::sphere(Vec2::new(i as f32 * 10.0, 0.0), 1.0), i)).unwrap();
+    /// }
+    /// let mut near = Vec::new();
+    /// tree.nearest_k(Vec2::new(31.0, 0.0), 2, Filter::ALL, &mut near);
+    /// let values: Vec<u32> = near.iter().map(|n| tree.get(n.handle).unwrap().value).collect();
+    /// assert_eq!(values, vec![3, 4]); // at distances 0 (inside) and 8
+    /// assert_eq!(near[1].distance, 8.0);
+    /// ```
     fn nearest_k(&mut self, point: V, k: usize, filter: Filter, out: &mut Vec<Neighbor>);
 
     /// Sets which layers collide with which (P4); applied by the pair
@@ -438,6 +454,20 @@ pub trait SpatialIndex<V: Vector, T> {
     }
 
     /// Objects whose centre lies in the view cone (Q5).
+    ///
+    /// # Example
+    /// ```
+    /// use glam::Vec3;
+    /// use sparti::{Cone, Filter, ObjectDesc, Octree, Shape, SpatialIndex};
+    /// let mut tree = Octree::<&str>::new();
+    /// let thief = tree.insert(ObjectDesc::new(Shape::sphere(Vec3::new(8.0, 0.0, 1.0), 0.5), "thief")).unwrap();
+    /// tree.insert(ObjectDesc::new(Shape::sphere(Vec3::new(-8.0, 0.0, 0.0), 0.5), "behind")).unwrap();
+    /// // A guard at the origin looking along +x, 30 degrees each side, 20 units.
+    /// let sight = Cone::new(Vec3::ZERO, Vec3::X, 30f32.to_radians(), 20.0).unwrap();
+    /// let mut seen = Vec::new();
+    /// tree.query_cone(&sight, Filter::ALL, &mut seen);
+    /// assert_eq!(seen, vec![thief]);
+    /// ```
     fn query_cone(&mut self, cone: &Cone<V>, filter: Filter, out: &mut Vec<Handle>) {
         self.query(cone, filter, out);
     }
