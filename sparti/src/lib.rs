@@ -66,8 +66,8 @@ pub use geometry::{
     Vector,
 };
 pub use index::{
-    Contact, Counters, Filter, Handle, Neighbor, Object, ObjectDesc, Pair, RayHit, SpatialIndex,
-    TreeStats,
+    Contact, Counters, Filter, Handle, MAX_COORDINATE, Neighbor, Object, ObjectDesc, Pair, RayHit,
+    SpatialIndex, TreeStats,
 };
 pub use layers::LayerMatrix;
 pub use orthtree::{Octree, Orthtree, OrthtreeConfig, OutOfBounds, Quadtree};
