@@ -259,19 +259,19 @@ impl<V: Vector, T> Bsp<V, T> {
     ///
     /// # Errors
     /// [`Error::InvalidConfig`] for a minimum dimension that is not finite,
-    /// not positive or above `2^100`, or a world box that is malformed
-    /// (NaN, infinite, inverted) or beyond `+-2^100`.
+    /// not positive or above `2^60`, or a world box that is malformed
+    /// (NaN, infinite, inverted) or beyond `+-2^60`.
     pub fn with_config(config: BspConfig<V>) -> Result<Self, Error> {
         let m = config.min_dimension;
         if !(m.is_finite() && m > 0.0 && m <= MAX_COORDINATE) {
             return Err(Error::InvalidConfig(
-                "min_dimension must be finite, > 0 and <= 2^100",
+                "min_dimension must be finite, > 0 and <= 2^60",
             ));
         }
         if let Some(w) = &config.world {
             if w.check().is_err() || !within_limits(w) {
                 return Err(Error::InvalidConfig(
-                    "world must be a finite box within +-2^100",
+                    "world must be a finite box within +-2^60",
                 ));
             }
         }
@@ -329,24 +329,6 @@ impl<V: Vector, T> Bsp<V, T> {
     /// the last call, with their values.
     pub fn take_evicted(&mut self) -> Vec<(Handle, T)> {
         core::mem::take(&mut self.evicted)
-    }
-
-    /// Calls `f(bounds, depth, object_count)` for every node, parents before
-    /// children (the root has depth 0): for drawing the tree (M3).
-    pub fn for_each_node(&self, mut f: impl FnMut(&Aabb<V>, usize, usize)) {
-        if self.root == NONE {
-            return;
-        }
-        let mut stack = vec![(self.root, 0usize)];
-        while let Some((n, depth)) = stack.pop() {
-            let node = &self.nodes[n as usize];
-            f(&node.bounds, depth, node.items.len());
-            for &c in node.children.iter().rev() {
-                if c != NONE {
-                    stack.push((c, depth + 1));
-                }
-            }
-        }
     }
 
     /// The child of `node` that holds `aabb` (0 below the split, 1 above),
@@ -420,6 +402,26 @@ impl<V: Vector, T> Bsp<V, T> {
     pub(crate) fn is_full(&self, node: &Node<V>) -> bool {
         node.splits
             && (node.child_count > 0 || node.items.len() >= self.config.leaf_capacity as usize)
+    }
+}
+
+impl<V: Vector, T> Bsp<V, T> {
+    /// Calls `f(bounds, depth, object_count)` for every node, parents before
+    /// children (the root has depth 0): for drawing the tree (M3).
+    fn nodes_depth_first(&self, mut f: impl FnMut(&Aabb<V>, usize, usize)) {
+        if self.root == NONE {
+            return;
+        }
+        let mut stack = vec![(self.root, 0usize)];
+        while let Some((n, depth)) = stack.pop() {
+            let node = &self.nodes[n as usize];
+            f(&node.bounds, depth, node.items.len());
+            for &c in node.children.iter().rev() {
+                if c != NONE {
+                    stack.push((c, depth + 1));
+                }
+            }
+        }
     }
 }
 
@@ -541,6 +543,10 @@ impl<V: Vector, T> SpatialIndex<V, T> for Bsp<V, T> {
 
     fn stats(&self) -> TreeStats {
         self.tree_stats()
+    }
+
+    fn for_each_node<F: FnMut(&Aabb<V>, usize, usize)>(&self, f: F) {
+        self.nodes_depth_first(f);
     }
 
     fn validate(&self) -> Result<(), ValidationError> {

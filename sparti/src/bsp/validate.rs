@@ -258,7 +258,7 @@ impl<V: Vector, T> Bsp<V, T> {
             + items_capacity * size_of::<Item<V>>()
             + self.store.capacity() * size_of::<Slot<Object<V, T>>>()
             + (self.pending.capacity() + self.idle.capacity() + self.free_nodes.capacity()) * 4;
-        self.for_each_node(|_, depth, count| {
+        self.nodes_depth_first(|_, depth, count| {
             st.nodes += 1;
             st.max_depth = st.max_depth.max(depth);
             if st.objects_per_node.len() <= count {
@@ -444,7 +444,7 @@ mod tests {
             // x = 32, still within the half's (closed) bounds.
             let half = t.nodes[t.root as usize].children[1] as usize;
             let slot = t.nodes[half].items[0].slot;
-            let shape = Shape::sphere(Vec2::new(33.0, 16.0), 1.0);
+            let shape = Shape::cuboid(Vec2::new(33.0, 16.0), Vec2::ONE);
             let o = t.store.obj_mut(slot);
             o.shape = shape;
             o.aabb = shape.aabb();
