@@ -14,6 +14,7 @@
 //! |---|---|---|
 //! | dynamic octree (S1) | 3D | [`Octree`] |
 //! | quadtree (S2) | 2D | [`Quadtree`] |
+//! | loose octree, loose quadtree (S3) | 3D, 2D | [`LooseOctree`], [`LooseQuadtree`] |
 //! | brute force (S5) | 2D, 3D | [`BruteForce`] |
 //!
 //! 2D and 3D share one source: every type is generic over a [`Vector`],
@@ -55,6 +56,7 @@ mod events;
 pub mod geometry;
 mod index;
 mod layers;
+mod loose;
 mod orthtree;
 mod store;
 
@@ -70,6 +72,7 @@ pub use index::{
     TreeStats,
 };
 pub use layers::LayerMatrix;
+pub use loose::{LooseConfig, LooseOctree, LooseOrthtree, LooseQuadtree, LooseUpdateCounts};
 pub use orthtree::{Octree, Orthtree, OrthtreeConfig, OutOfBounds, Quadtree};
 
 pub use glam;
