@@ -15,6 +15,7 @@
 //! | dynamic octree (S1) | 3D | [`Octree`] |
 //! | quadtree (S2) | 2D | [`Quadtree`] |
 //! | axis-aligned BSP (S4): splits across the largest side, for 2.5D worlds | 2D, 3D | [`Bsp2`], [`Bsp3`] ([`Bsp`]) |
+//! | loose octree, loose quadtree (S3) | 3D, 2D | [`LooseOctree`], [`LooseQuadtree`] |
 //! | brute force (S5) | 2D, 3D | [`BruteForce`] |
 //!
 //! 2D and 3D share one source: every type is generic over a [`Vector`],
@@ -57,6 +58,7 @@ mod events;
 pub mod geometry;
 mod index;
 mod layers;
+mod loose;
 mod orthtree;
 mod store;
 
@@ -73,6 +75,7 @@ pub use index::{
     SpatialIndex, TreeStats,
 };
 pub use layers::LayerMatrix;
+pub use loose::{LooseConfig, LooseOctree, LooseOrthtree, LooseQuadtree, LooseUpdateCounts};
 pub use orthtree::{Octree, Orthtree, OrthtreeConfig, OutOfBounds, Quadtree};
 
 pub use glam;

@@ -3,8 +3,8 @@
 
 use glam::{Vec2, Vec3};
 use sparti::{
-    Aabb, BruteForce, Bsp2, Bsp3, BspConfig, Cone, Error, Filter, ObjectDesc, Octree, Plane,
-    Quadtree, Ray, Shape, SpatialIndex, Sphere, Vector,
+    Aabb, BruteForce, Bsp2, Bsp3, BspConfig, Cone, Error, Filter, LooseConfig, LooseOctree,
+    LooseQuadtree, ObjectDesc, Octree, Plane, Quadtree, Ray, Shape, SpatialIndex, Sphere, Vector,
 };
 
 fn bad_shapes<V: Vector>() -> Vec<(Shape<V>, Error)> {
@@ -202,6 +202,39 @@ fn bsp3_refuses_bad_input() {
 fn bsp2_refuses_bad_input() {
     refuses_bad_input(Bsp2::<u32>::new());
     degenerate_queries(Bsp2::<u32>::new());
+}
+
+#[test]
+fn loose_octree_refuses_bad_input() {
+    refuses_bad_input(LooseOctree::<u32>::new());
+    degenerate_queries(LooseOctree::<u32>::new());
+    // With a preset world the root exists before the first insertion.
+    let preset = || {
+        LooseOctree::<u32>::with_config(LooseConfig {
+            world: Some(Aabb::new(Vec3::splat(-4.0), Vec3::splat(4.0)).unwrap()),
+            looseness: 1.5,
+            ..Default::default()
+        })
+        .unwrap()
+    };
+    refuses_bad_input(preset());
+    degenerate_queries(preset());
+}
+
+#[test]
+fn loose_quadtree_refuses_bad_input() {
+    refuses_bad_input(LooseQuadtree::<u32>::new());
+    degenerate_queries(LooseQuadtree::<u32>::new());
+    let preset = || {
+        LooseQuadtree::<u32>::with_config(LooseConfig {
+            world: Some(Aabb::new(Vec2::splat(-4.0), Vec2::splat(4.0)).unwrap()),
+            min_node_size: 0.25,
+            ..Default::default()
+        })
+        .unwrap()
+    };
+    refuses_bad_input(preset());
+    degenerate_queries(preset());
 }
 
 #[test]

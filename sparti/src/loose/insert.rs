@@ -1,0 +1,313 @@
+//! Insertion: the pending queue and its one-pass build (L2), placing an
+//! object by its centre and size, and growing the root (L4).
+
+use super::{LooseOrthtree, Node};
+use crate::geometry::{Aabb, Vector};
+use crate::index::Item;
+use crate::orthtree::{FIRST_LIFESPAN, MAX_LIFESPAN, NodeState, within_limits};
+use crate::store::NONE;
+use crate::{Error, OutOfBounds};
+
+/// Doublings the root may take for one object: far more than the
+/// coordinate limits ever need (a root grows from the smallest `f32` node
+/// size to `2^103` in under 260).
+const MAX_GROWTH: usize = 1024;
+
+impl<V: Vector, T> LooseOrthtree<V, T> {
+    /// Checks that an object with these bounds may enter the tree.
+    pub(crate) fn admit(&self, aabb: &Aabb<V>) -> Result<(), Error> {
+        if !within_limits(aabb) {
+            return Err(Error::WorldTooLarge);
+        }
+        if self.config.out_of_bounds != OutOfBounds::Grow && self.root != NONE {
+            let (p, _) = Self::extent(aabb);
+            if !self.fits_root(aabb, p) {
+                return Err(Error::OutsideWorld);
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn push_pending(&mut self, slot: u32) {
+        let s = self.store.slot_mut(slot);
+        s.node = NONE;
+        s.pos = self.pending.len() as u32;
+        self.pending.push(slot);
+    }
+
+    /// With a preset world, the root exists from the start, so the `Reject`
+    /// and `Remove` policies judge the first insertions against it.
+    pub(crate) fn make_preset_root(&mut self) {
+        if let Some(w) = self.config.world {
+            self.make_root(&w);
+        }
+    }
+
+    /// Builds every queued insertion into the tree (L2): the root is made
+    /// around them if there is none, then each descends from the root.
+    pub(crate) fn build_pending(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        if self.root == NONE {
+            let mut world: Option<Aabb<V>> = None;
+            for &s in &self.pending {
+                let b = self.store.obj(s).aabb;
+                world = Some(world.map_or(b, |w| w.union(&b)));
+            }
+            if let Some(w) = world {
+                self.make_root(&w);
+            }
+        }
+        let pending = core::mem::take(&mut self.pending);
+        for &slot in &pending {
+            let aabb = self.store.obj(slot).aabb;
+            let (p, _) = Self::extent(&aabb);
+            // Admitted objects are within limits, so growth cannot fail; and
+            // the Reject and Remove policies admitted only objects that fit.
+            self.grow_to(&aabb, p)
+                .expect("admitted objects are within the coordinate limits");
+            self.place(self.root, slot);
+        }
+        // Keep the queue's allocation for the next batch.
+        self.pending = pending;
+        self.pending.clear();
+    }
+
+    /// Creates the root: the smallest cell of side `min_node_size * 2^k`
+    /// anchored at the world's smallest corner whose half-open cell holds
+    /// the whole world box (so a side strictly larger than the world's
+    /// extent).
+    fn make_root(&mut self, world: &Aabb<V>) {
+        let extent = world.size().max_element();
+        let mut level = 0u16;
+        while self.side(level) <= extent {
+            level += 1;
+        }
+        let side = self.side(level);
+        let cell = Aabb {
+            min: world.min,
+            max: world.min + V::splat(side),
+        };
+        self.root = self.alloc_node(cell, cell.center(), NONE, level);
+        // Rounding far from the origin may leave the cell short of the
+        // world's upper corner, which must lie strictly inside.
+        for _ in 0..MAX_GROWTH {
+            let max = self.nodes[self.root as usize].cell.max;
+            if (0..V::DIM).all(|i| world.max.get(i) < max.get(i)) {
+                break;
+            }
+            self.grow_once(world.max);
+        }
+    }
+
+    /// Doubles the root towards the object (centre `p`) until the root can
+    /// hold it (L4).
+    ///
+    /// # Errors
+    /// [`Error::WorldTooLarge`] when it would take an absurd number of
+    /// doublings or overflow `f32` (the coordinate limits make this
+    /// unreachable).
+    pub(crate) fn grow_to(&mut self, aabb: &Aabb<V>, p: V) -> Result<(), Error> {
+        for _ in 0..MAX_GROWTH {
+            if self.fits_root(aabb, p) {
+                return Ok(());
+            }
+            let level = self.nodes[self.root as usize].level;
+            if !self.side(level).is_finite() || level == u16::MAX {
+                break;
+            }
+            self.grow_once(p);
+        }
+        Err(Error::WorldTooLarge)
+    }
+
+    /// One doubling: a new root whose split point is the old root's corner
+    /// on the side of `p`, so the old root is exactly one of its children.
+    /// The nominal side is used, not the stored one, which rounding may
+    /// have collapsed far from the origin.
+    fn grow_once(&mut self, p: V) {
+        let old = self.root;
+        let (cell, center, level) = {
+            let n = &self.nodes[old as usize];
+            (n.cell, n.center, n.level)
+        };
+        let side = self.side(level);
+        let (mut min, mut max, mut split) = (cell.min, cell.max, cell.min);
+        let mut k = 0;
+        for i in 0..V::DIM {
+            if p.get(i) < center.get(i) {
+                // Grow downwards: the old root becomes the upper half.
+                min = min.with(i, cell.min.get(i) - side);
+                split = split.with(i, cell.min.get(i));
+                k |= 1 << i;
+            } else {
+                max = max.with(i, cell.max.get(i) + side);
+                split = split.with(i, cell.max.get(i));
+            }
+        }
+        let new = self.alloc_node(Aabb { min, max }, split, NONE, level + 1);
+        self.nodes[new as usize].children[k] = old;
+        self.nodes[new as usize].child_count = 1;
+        self.nodes[old as usize].parent = new;
+        self.root = new;
+        self.lift_oversized(old, new);
+        self.note_if_empty(old);
+    }
+
+    /// After a growth: objects of the old root too big for its level (they
+    /// were there only because the root was too low) move up to the new
+    /// root. The rest keep their place: the new root routes their centres
+    /// to the old root, whose loose bounds still hold them.
+    fn lift_oversized(&mut self, old: u32, new: u32) {
+        let pad = self.pad(self.nodes[old as usize].level);
+        let mut i = 0;
+        while i < self.nodes[old as usize].items.len() {
+            let it = self.nodes[old as usize].items[i];
+            if Self::extent(&it.aabb).1 > pad {
+                self.unfile_at(old, i);
+                self.file(new, it.slot, it.aabb);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// A node from the free list or a new one, with its loose bounds.
+    pub(crate) fn alloc_node(&mut self, cell: Aabb<V>, center: V, parent: u32, level: u16) -> u32 {
+        let loose = Self::loosen(&cell, self.pad(level));
+        let fresh = |items: Vec<Item<V>>| Node {
+            cell,
+            loose,
+            center,
+            items,
+            children: [NONE; 8],
+            parent,
+            level,
+            child_count: 0,
+            state: NodeState::Live,
+            lifespan: FIRST_LIFESPAN,
+            idle_frames: 0,
+            listed: false,
+        };
+        if let Some(n) = self.free_nodes.pop() {
+            let items = core::mem::take(&mut self.nodes[n as usize].items);
+            self.nodes[n as usize] = fresh(items);
+            n
+        } else {
+            self.nodes.push(fresh(Vec::new()));
+            (self.nodes.len() - 1) as u32
+        }
+    }
+
+    /// Child `k` of `n`, created if absent.
+    fn child_or_create(&mut self, n: u32, k: usize) -> u32 {
+        let c = self.nodes[n as usize].children[k];
+        if c != NONE {
+            return c;
+        }
+        let node = &self.nodes[n as usize];
+        let cell = Self::child_cell(node, k);
+        let level = node.level - 1;
+        let c = self.alloc_node(cell, cell.center(), n, level);
+        let node = &mut self.nodes[n as usize];
+        node.children[k] = c;
+        node.child_count += 1;
+        self.mark_used(n);
+        c
+    }
+
+    /// Files an object in its node, descending from `start` (which can hold
+    /// it and lies on its path from the root) by its centre towards its
+    /// level, creating children only on the way.
+    ///
+    /// It stops at its level; or above it in a leaf with room (see
+    /// [`LooseConfig::leaf_capacity`](super::LooseConfig::leaf_capacity));
+    /// or, far from the origin, where rounding leaves the next child's loose
+    /// bounds a hair short of the box. A full leaf splits as the object
+    /// passes: its objects that can go deeper move down. The work list
+    /// replaces recursion, so depth costs no stack.
+    pub(crate) fn place(&mut self, start: u32, slot: u32) {
+        let capacity = self.config.leaf_capacity;
+        let mut work = core::mem::take(&mut self.work);
+        work.push((start, slot));
+        while let Some((mut n, slot)) = work.pop() {
+            let aabb = self.store.obj(slot).aabb;
+            let (p, e) = Self::extent(&aabb);
+            loop {
+                let node = &self.nodes[n as usize];
+                let leaf = node.child_count == 0;
+                let full = leaf && node.items.len() >= capacity;
+                let deeper = self.deeper(node, &aabb, p, e);
+                if full && capacity > 0 && node.items.len() == capacity {
+                    // The leaf splits: its objects that can go deeper move
+                    // down. Only a leaf within its capacity can hold such
+                    // objects, so a leaf over it (or capacity 0) is not
+                    // scanned: a million objects at one point stay linear.
+                    self.unfile_deeper(n, &mut work);
+                }
+                match deeper {
+                    Some(k) if !leaf || full => n = self.child_or_create(n, k),
+                    _ => {
+                        self.file(n, slot, aabb);
+                        break;
+                    }
+                }
+            }
+        }
+        self.work = work;
+    }
+
+    /// Moves the objects of node `n` that can go deeper to the work list.
+    fn unfile_deeper(&mut self, n: u32, work: &mut Vec<(u32, u32)>) {
+        let mut i = 0;
+        while i < self.nodes[n as usize].items.len() {
+            let node = &self.nodes[n as usize];
+            let it = node.items[i];
+            let (p, e) = Self::extent(&it.aabb);
+            if self.deeper(node, &it.aabb, p, e).is_some() {
+                self.unfile_at(n, i);
+                work.push((n, it.slot));
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Adds an object to node `n`'s list.
+    pub(crate) fn file(&mut self, n: u32, slot: u32, aabb: Aabb<V>) {
+        let is_static = self.store.obj(slot).is_static;
+        let node = &mut self.nodes[n as usize];
+        let pos = node.items.len() as u32;
+        node.items.push(Item {
+            aabb,
+            slot,
+            is_static,
+        });
+        let s = self.store.slot_mut(slot);
+        s.node = n;
+        s.pos = pos;
+        self.mark_used(n);
+    }
+
+    /// Takes item `i` out of node `n`'s list (swap-remove) and fixes the
+    /// position of the item moved into its place. The node may be left empty.
+    pub(crate) fn unfile_at(&mut self, n: u32, i: usize) {
+        let node = &mut self.nodes[n as usize];
+        node.items.swap_remove(i);
+        if let Some(moved) = node.items.get(i) {
+            self.store.slot_mut(moved.slot).pos = i as u32;
+        }
+    }
+
+    /// A node gained an object or a child: if it was idle, it is reused, and
+    /// its lifespan doubles (L5).
+    fn mark_used(&mut self, n: u32) {
+        let node = &mut self.nodes[n as usize];
+        if node.state == NodeState::Idle {
+            node.state = NodeState::Live;
+            node.idle_frames = 0;
+            node.lifespan = node.lifespan.saturating_mul(2).min(MAX_LIFESPAN);
+        }
+    }
+}

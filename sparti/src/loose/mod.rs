@@ -1,0 +1,651 @@
+//! The loose trees: the loose octree and the loose quadtree (S3), one
+//! generic source.
+//!
+//! Split by operation, one `impl` block a file, like the orthtrees:
+//! `insert.rs` (lazy bulk build, placement by centre and size, growth),
+//! `update.rs` (moves, removal, pruning), `queries.rs`, `pairs.rs`,
+//! `validate.rs` (invariants and statistics).
+//!
+//! # Geometry
+//! A node of level `l` has a tight cell (its share of its parent's cell, as
+//! in the orthtrees) and loose bounds: the cell enlarged on every side by
+//! the node's pad, `pad(l) = (looseness - 1) / 2 * min_node_size * 2^l`.
+//! Since a cell of level `l` has side `min_node_size * 2^l`, the loose
+//! bounds are the cell scaled by `looseness` about its centre.
+//!
+//! Cells are half-open (`min <= p < max` on each axis), so every point of
+//! the root's cell lies in exactly one cell per level. An object whose
+//! centre is in a cell and whose half extent is at most the cell's pad lies
+//! inside the cell's loose bounds: its level is the smallest whose pad
+//! covers its half extent, computed directly from its size.
+//!
+//! The pads depend on the level alone and rounding is monotone, so the loose
+//! bounds of a child lie inside those of its parent exactly, in `f32`, not
+//! just in exact arithmetic. Every traversal prunes by loose bounds and
+//! relies on that nesting.
+
+mod insert;
+mod pairs;
+mod queries;
+mod update;
+mod validate;
+
+use core::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use glam::{Vec2, Vec3};
+
+use crate::geometry::{Aabb, Ray, Region, Shape, Vector};
+use crate::index::{Candidate, Item, Knn, Neighbor};
+use crate::orthtree::{MAX_COORDINATE, NodeState, within_limits};
+use crate::store::{NONE, Store};
+use crate::{
+    Counters, Error, Filter, Handle, LayerMatrix, Object, ObjectDesc, OutOfBounds, RayHit,
+    SpatialIndex, TreeStats, ValidationError,
+};
+
+/// Levels with a precomputed pad. Far more than any tree reaches: with the
+/// coordinate limit of `2^60` and the smallest `f32` node size, roots stay
+/// below level 260; past the table's end the pad is the capped one anyway.
+const LEVELS: usize = 512;
+
+/// The largest pad, `2^110`: loose bounds stay finite (no `0 * inf` in the
+/// plane tests of frustum queries) yet hold any admitted object.
+const PAD_CAP: f64 = (1u128 << 110) as f64;
+
+/// Settings of a [`LooseOrthtree`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LooseConfig<V: Vector> {
+    /// The region the root must enclose from the start. `None`: the bounds
+    /// of the objects of the first build. The root's cell is the smallest
+    /// cube (square) of side `min_node_size * 2^k` anchored at the world's
+    /// lower corner whose half-open cell holds the whole world: its side is
+    /// strictly larger than the world's extent.
+    pub world: Option<Aabb<V>>,
+    /// The side of the smallest cells (default 1): objects smaller than
+    /// their pad all live at this level. The root's side is this times a
+    /// power of two.
+    pub min_node_size: f32,
+    /// How much larger than its cell a node's loose bounds are (default 2:
+    /// twice the side, half a cell of slack on each face). Must be finite
+    /// and greater than 1. Larger values sink objects deeper but make
+    /// sibling bounds overlap more.
+    pub looseness: f32,
+    /// What happens to objects that cannot be placed in the root: whose
+    /// centre leaves the root's cell or whose box leaves its loose bounds.
+    pub out_of_bounds: OutOfBounds,
+    /// How many objects a leaf may hold before it splits (default 0).
+    ///
+    /// With 0, every object sinks to the level its size gives, however
+    /// alone it is: the classic loose tree. In a sparse world that makes a
+    /// chain of nodes above each small object, and small cells that moving
+    /// objects leave often. With `c > 0`, a leaf holding at most `c`
+    /// objects does not split, as the tight tree's leaves (which hold one):
+    /// objects stop in the first leaf with room and sink to their level
+    /// only where the tree is crowded, which keeps sparse worlds cheap to
+    /// update and to search.
+    pub leaf_capacity: usize,
+}
+
+impl<V: Vector> Default for LooseConfig<V> {
+    fn default() -> Self {
+        Self {
+            world: None,
+            min_node_size: 1.0,
+            looseness: 2.0,
+            out_of_bounds: OutOfBounds::Grow,
+            leaf_capacity: 0,
+        }
+    }
+}
+
+/// How [`SpatialIndex::update`] handled the moves of a [`LooseOrthtree`]
+/// since the last [`SpatialIndex::reset_counters`] (L3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LooseUpdateCounts {
+    /// Updates where the object stayed in its node: the same cell holds its
+    /// centre and its size gives the same level. Only the copied box changed.
+    pub in_place: u64,
+    /// Updates that moved the object to another node.
+    pub relocated: u64,
+}
+
+/// A node of the pool. Children are indices into the pool, `NONE` if absent.
+#[derive(Clone, Debug)]
+pub(crate) struct Node<V: Vector> {
+    /// The tight cell: half-open, `min <= p < max`.
+    pub cell: Aabb<V>,
+    /// The loose bounds: the cell enlarged by the level's pad on every side.
+    pub loose: Aabb<V>,
+    /// The split point: the children's shared corner. Stored, not
+    /// recomputed, so children tile their parent exactly after growth.
+    pub center: V,
+    /// The objects filed here.
+    pub items: Vec<Item<V>>,
+    /// Child `k` covers the half of each axis `i` given by bit `i` of `k`
+    /// (set: the upper half).
+    pub children: [u32; 8],
+    pub parent: u32,
+    /// `log2(side / min_node_size)`: 0 for the smallest cells.
+    pub level: u16,
+    pub child_count: u8,
+    pub state: NodeState,
+    /// Frames an empty leaf lives before it is pruned (8, doubling to 64).
+    pub lifespan: u8,
+    /// Frames spent idle so far.
+    pub idle_frames: u8,
+    /// True while the node has an entry in the idle list.
+    pub listed: bool,
+}
+
+/// A loose octree (3D) or loose quadtree (2D) (S3): an orthtree whose nodes'
+/// bounds are their cells enlarged by a looseness factor (default 2), so an
+/// object is placed by its centre and its size, never held high up by a
+/// split plane it happens to straddle.
+///
+/// - An object's level is computed directly from its size: the deepest
+///   level whose loose bounds, around the cell holding the object's centre,
+///   are sure to contain it (the smallest cells are `min_node_size`). It
+///   descends by its centre to that level; children are created only where
+///   needed. With a [`LooseConfig::leaf_capacity`] above 0, it stops early
+///   in a leaf with room, and sinks to its level only where it is crowded.
+/// - Insertions are queued and built in one pass on the next query (L2).
+/// - A moved object whose centre stays in its cell and whose size gives the
+///   same level is updated in place: only its copied box changes. Otherwise
+///   it climbs to the first ancestor that can hold it and descends from
+///   there (L3). See [`LooseOrthtree::update_counts`].
+/// - The root doubles when an object's centre leaves its cell (L4); or, by
+///   [`OutOfBounds`], the object is refused or removed.
+/// - Empty leaves are pruned after 8 idle frames; a leaf reused before its
+///   death doubles its lifespan, up to 64 (L5).
+///
+/// Pairs are found in one pass (P1): the objects of each node against each
+/// other and against those of its ancestors, as in the tight tree; and,
+/// since sibling loose bounds overlap, each two sibling subtrees against
+/// each other by a simultaneous descent of node pairs, pruned by the boxes
+/// around their subtrees' objects.
+///
+/// # Memory layout
+/// Nodes live in one pool addressed by `u32` index with a free list; each
+/// node keeps its objects' boxes in its own `Vec`, reused when the node is.
+///
+/// # Example
+/// ```
+/// use glam::Vec3;
+/// use sparti::{Aabb, LooseConfig, LooseOctree, ObjectDesc, Shape, SpatialIndex};
+///
+/// let world = Aabb::new(Vec3::ZERO, Vec3::splat(60.0)).unwrap();
+/// let mut tree: LooseOctree<&str> =
+///     LooseOctree::with_config(LooseConfig { world: Some(world), ..Default::default() }).unwrap();
+/// // The root cell is 64 wide (level 6). With looseness 2 a cell of side s
+/// // holds objects of half extent up to s / 2, whatever their position.
+/// let pebble = tree.insert(ObjectDesc::new(Shape::sphere(Vec3::splat(31.9), 0.4), "pebble")).unwrap();
+/// let rock = tree.insert(ObjectDesc::new(Shape::sphere(Vec3::splat(32.1), 3.0), "rock")).unwrap();
+/// let hill = tree.insert(ObjectDesc::new(Shape::sphere(Vec3::splat(32.0), 20.0), "hill")).unwrap();
+/// tree.flush(); // the lazy build, otherwise done by the first query
+/// // The pebble sinks to the smallest cells (depth 6) though it sits next to
+/// // the root's centre, where a tight octree would keep it at the root.
+/// assert_eq!(tree.depth_of(pebble).unwrap(), Some(6));
+/// assert_eq!(tree.depth_of(rock).unwrap(), Some(3)); // cells of side 8
+/// assert_eq!(tree.depth_of(hill).unwrap(), Some(0)); // the root
+/// let mut pairs = Vec::new();
+/// tree.pairs(&mut pairs);
+/// assert_eq!(pairs.len(), 3); // all three overlap
+/// // A small move inside the same cell only updates the copied box.
+/// tree.update(rock, Shape::sphere(Vec3::splat(33.0), 3.0)).unwrap();
+/// assert_eq!(tree.update_counts().in_place, 1);
+/// tree.validate().unwrap();
+/// ```
+pub struct LooseOrthtree<V: Vector, T> {
+    config: LooseConfig<V>,
+    /// `pads[l]`: how far the loose bounds of a level-`l` node reach beyond
+    /// its cell. Non-decreasing in `l`.
+    pads: Vec<f32>,
+    /// `(looseness - 1) / 2 * min_node_size`: `pads[l]` is this times
+    /// `2^l`, rounded to `f32` and capped.
+    base: f64,
+    store: Store<Object<V, T>>,
+    nodes: Vec<Node<V>>,
+    free_nodes: Vec<u32>,
+    root: u32,
+    /// Objects inserted but not yet built into the tree (L2).
+    pending: Vec<u32>,
+    /// Empty leaves counting down (L5).
+    idle: Vec<u32>,
+    /// The idle list's spare buffer: leaves that become empty while the
+    /// list is being aged go here first.
+    idle_spare: Vec<u32>,
+    /// Objects removed by the `Remove` policy, for the caller to collect.
+    evicted: Vec<(Handle, T)>,
+    matrix: LayerMatrix,
+    counters: Counters,
+    moves: LooseUpdateCounts,
+    // Scratch buffers, kept to avoid allocating per operation.
+    work: Vec<(u32, u32)>,
+    stack: Vec<u32>,
+    region_stack: Vec<(u32, bool)>,
+    walk: Vec<u32>,
+    cands: Vec<Item<V>>,
+    pair_stack: Vec<(u32, u32, u32)>,
+    cross_stack: Vec<(u32, u32)>,
+    /// Per node, the box around its subtree's objects (pair search).
+    sub_bounds: Vec<Aabb<V>>,
+    ray_heap: BinaryHeap<Reverse<Candidate>>,
+    knn: Knn,
+}
+
+/// The loose octree (S3, 3D).
+pub type LooseOctree<T = ()> = LooseOrthtree<Vec3, T>;
+/// The loose quadtree (S3, 2D).
+pub type LooseQuadtree<T = ()> = LooseOrthtree<Vec2, T>;
+
+impl<V: Vector, T> Default for LooseOrthtree<V, T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<V: Vector, T> LooseOrthtree<V, T> {
+    /// An empty tree with the default settings.
+    pub fn new() -> Self {
+        Self::with_config(LooseConfig::default()).expect("the default configuration is valid")
+    }
+
+    /// An empty tree with the given settings. With a preset world, the root
+    /// is made at once.
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`] for a minimum node size that is not finite,
+    /// not positive or above `2^60`, a looseness that is not finite or not
+    /// greater than 1, or a world box that is malformed or beyond `2^60`.
+    pub fn with_config(config: LooseConfig<V>) -> Result<Self, Error> {
+        let m = config.min_node_size;
+        if !(m.is_finite() && m > 0.0 && m <= MAX_COORDINATE) {
+            return Err(Error::InvalidConfig(
+                "min_node_size must be finite, > 0 and <= 2^60",
+            ));
+        }
+        let k = config.looseness;
+        if !(k.is_finite() && k > 1.0) {
+            return Err(Error::InvalidConfig("looseness must be finite and > 1"));
+        }
+        if let Some(w) = &config.world {
+            if w.check().is_err() || !within_limits(w) {
+                return Err(Error::InvalidConfig(
+                    "world must be a finite box within +-2^60",
+                ));
+            }
+        }
+        let base = (f64::from(k) - 1.0) * 0.5 * f64::from(m);
+        let pads = (0..LEVELS)
+            .map(|l| (base * 2f64.powi(l as i32)).min(PAD_CAP) as f32)
+            .collect();
+        let mut t = Self {
+            config,
+            pads,
+            base,
+            store: Store::default(),
+            nodes: Vec::new(),
+            free_nodes: Vec::new(),
+            root: NONE,
+            pending: Vec::new(),
+            idle: Vec::new(),
+            idle_spare: Vec::new(),
+            evicted: Vec::new(),
+            matrix: LayerMatrix::ALL,
+            counters: Counters::default(),
+            moves: LooseUpdateCounts::default(),
+            work: Vec::new(),
+            stack: Vec::new(),
+            region_stack: Vec::new(),
+            walk: Vec::new(),
+            cands: Vec::new(),
+            pair_stack: Vec::new(),
+            cross_stack: Vec::new(),
+            sub_bounds: Vec::new(),
+            ray_heap: BinaryHeap::new(),
+            knn: Knn::default(),
+        };
+        t.make_preset_root();
+        Ok(t)
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &LooseConfig<V> {
+        &self.config
+    }
+
+    /// The root's cell, once there is a root (at once with a preset world,
+    /// else at the first build). Objects' centres lie in it.
+    pub fn root_bounds(&self) -> Option<Aabb<V>> {
+        (self.root != NONE).then(|| self.nodes[self.root as usize].cell)
+    }
+
+    /// The root's loose bounds: every object lies inside them.
+    pub fn root_loose_bounds(&self) -> Option<Aabb<V>> {
+        (self.root != NONE).then(|| self.nodes[self.root as usize].loose)
+    }
+
+    /// Takes the objects removed by the [`OutOfBounds::Remove`] policy since
+    /// the last call, with their values.
+    pub fn take_evicted(&mut self) -> Vec<(Handle, T)> {
+        core::mem::take(&mut self.evicted)
+    }
+
+    /// The depth of the node holding an object (the root is depth 0), or
+    /// `None` while its insertion is queued for the lazy build.
+    ///
+    /// # Errors
+    /// [`Error::StaleHandle`].
+    pub fn depth_of(&self, h: Handle) -> Result<Option<usize>, Error> {
+        let slot = self.store.resolve(h)?;
+        let n = self.store.slot(slot).node;
+        Ok((n != NONE).then(|| {
+            usize::from(self.nodes[self.root as usize].level - self.nodes[n as usize].level)
+        }))
+    }
+
+    /// How many updates were done in place and how many moved the object,
+    /// since the last [`SpatialIndex::reset_counters`].
+    pub fn update_counts(&self) -> LooseUpdateCounts {
+        self.moves
+    }
+
+    /// Calls `f(cell, loose_bounds, depth, object_count)` for every node,
+    /// parents before children: for drawing the tree (M3).
+    pub fn for_each_cell(&self, mut f: impl FnMut(&Aabb<V>, &Aabb<V>, usize, usize)) {
+        if self.root == NONE {
+            return;
+        }
+        let root_level = self.nodes[self.root as usize].level as usize;
+        let mut stack = vec![self.root];
+        while let Some(n) = stack.pop() {
+            let node = &self.nodes[n as usize];
+            f(
+                &node.cell,
+                &node.loose,
+                root_level - node.level as usize,
+                node.items.len(),
+            );
+            stack.extend(node.children.iter().copied().filter(|&c| c != NONE));
+        }
+    }
+
+    /// How far the loose bounds of a node of `level` reach beyond its cell.
+    #[inline]
+    pub(crate) fn pad(&self, level: u16) -> f32 {
+        self.pads[(level as usize).min(LEVELS - 1)]
+    }
+
+    /// The nominal side of a cell of `level`: `min_node_size * 2^level`.
+    /// (Far from the origin, the stored cell may be a little off, or even
+    /// collapse, from rounding.)
+    #[inline]
+    pub(crate) fn side(&self, level: u16) -> f32 {
+        (f64::from(self.config.min_node_size) * 2f64.powi(i32::from(level))) as f32
+    }
+
+    /// The level an object of half extent `e` belongs to, computed directly
+    /// from its size: the smallest level whose pad covers `e`. A node of
+    /// that level whose cell holds the object's centre holds the object in
+    /// its loose bounds (bar rounding, which the placement checks).
+    pub(crate) fn target_level(&self, e: f32) -> u16 {
+        if e <= self.pads[0] {
+            return 0;
+        }
+        // log2 gives the level at once; the table settles rounding.
+        let guess = (f64::from(e) / self.base).log2().ceil();
+        let mut l = if guess.is_finite() {
+            guess.clamp(0.0, (LEVELS - 1) as f64) as usize
+        } else {
+            LEVELS - 1
+        };
+        while l > 0 && self.pads[l - 1] >= e {
+            l -= 1;
+        }
+        while l < LEVELS - 1 && self.pads[l] < e {
+            l += 1;
+        }
+        l as u16
+    }
+
+    /// The loose bounds of a cell of a level with pad `pad`.
+    #[inline]
+    pub(crate) fn loosen(cell: &Aabb<V>, pad: f32) -> Aabb<V> {
+        let p = V::splat(pad);
+        Aabb {
+            min: cell.min - p,
+            max: cell.max + p,
+        }
+    }
+
+    /// An object's placement keys: its centre and its half extent (the
+    /// largest distance from the centre to a face of its box).
+    #[inline]
+    pub(crate) fn extent(aabb: &Aabb<V>) -> (V, f32) {
+        let p = aabb.center();
+        let e = (p - aabb.min).max(aabb.max - p).max_element();
+        (p, e)
+    }
+
+    /// The child of a node with split point `center` whose cell holds `p`.
+    #[inline]
+    pub(crate) fn route(center: V, p: V) -> usize {
+        let mut k = 0;
+        for i in 0..V::DIM {
+            if p.get(i) >= center.get(i) {
+                k |= 1 << i;
+            }
+        }
+        k
+    }
+
+    /// True when `p` lies in the half-open cell: `min <= p < max`.
+    #[inline]
+    pub(crate) fn in_cell(cell: &Aabb<V>, p: V) -> bool {
+        (0..V::DIM).all(|i| cell.min.get(i) <= p.get(i) && p.get(i) < cell.max.get(i))
+    }
+
+    /// The cell of child `k` of a node.
+    #[inline]
+    pub(crate) fn child_cell(node: &Node<V>, k: usize) -> Aabb<V> {
+        let mut b = node.cell;
+        for i in 0..V::DIM {
+            if k & (1 << i) != 0 {
+                b.min = b.min.with(i, node.center.get(i));
+            } else {
+                b.max = b.max.with(i, node.center.get(i));
+            }
+        }
+        b
+    }
+
+    /// The loose bounds child `k` of a node has, or would have.
+    #[inline]
+    pub(crate) fn child_loose(&self, node: &Node<V>, k: usize) -> Aabb<V> {
+        Self::loosen(&Self::child_cell(node, k), self.pad(node.level - 1))
+    }
+
+    /// True when an object with box `aabb`, centre `p` and half extent `e`,
+    /// filed in node `n`, may stay there by the placement rule: its centre
+    /// is in the node's cell, its box in the node's loose bounds, and the
+    /// node has the object's level, or is the root and too low for it, or
+    /// is above it but may keep it: a leaf within its capacity, or a node
+    /// whose child the centre leads to cannot hold the box (rounding).
+    pub(crate) fn settles(&self, n: u32, aabb: &Aabb<V>, p: V, e: f32) -> bool {
+        let node = &self.nodes[n as usize];
+        if !Self::in_cell(&node.cell, p) || !node.loose.contains(aabb) {
+            return false;
+        }
+        let level = node.level;
+        if e > self.pad(level) {
+            // The object's level is above this node's.
+            return n == self.root;
+        }
+        if level == 0 || e > self.pad(level - 1) {
+            return true;
+        }
+        (node.child_count == 0 && node.items.len() <= self.config.leaf_capacity)
+            || !self
+                .child_loose(node, Self::route(node.center, p))
+                .contains(aabb)
+    }
+
+    /// The child of `node` that would take an object (centre `p`, half
+    /// extent `e`) one level down, if it could go there: its level is below
+    /// the node's and that child's loose bounds hold its box.
+    #[inline]
+    pub(crate) fn deeper(&self, node: &Node<V>, aabb: &Aabb<V>, p: V, e: f32) -> Option<usize> {
+        if node.level == 0 || e > self.pad(node.level - 1) {
+            return None;
+        }
+        let k = Self::route(node.center, p);
+        let c = node.children[k];
+        let loose = if c != NONE {
+            self.nodes[c as usize].loose
+        } else {
+            self.child_loose(node, k)
+        };
+        loose.contains(aabb).then_some(k)
+    }
+
+    /// True when the root can hold the object: its centre is in the root's
+    /// cell and its box in the root's loose bounds.
+    #[inline]
+    pub(crate) fn fits_root(&self, aabb: &Aabb<V>, p: V) -> bool {
+        let r = &self.nodes[self.root as usize];
+        Self::in_cell(&r.cell, p) && r.loose.contains(aabb)
+    }
+}
+
+impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
+    fn insert(&mut self, desc: ObjectDesc<V, T>) -> Result<Handle, Error> {
+        let obj = Object::from_desc(desc)?;
+        self.admit(&obj.aabb)?;
+        let h = self.store.insert(obj)?;
+        self.push_pending(h.index);
+        Ok(h)
+    }
+
+    fn insert_many(&mut self, descs: Vec<ObjectDesc<V, T>>) -> Result<Vec<Handle>, Error> {
+        for d in &descs {
+            d.shape.check()?;
+            self.admit(&d.shape.aabb())?;
+        }
+        let mut out = Vec::with_capacity(descs.len());
+        self.pending.reserve(descs.len());
+        for d in descs {
+            out.push(self.insert(d)?);
+        }
+        Ok(out)
+    }
+
+    fn update(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error> {
+        self.update_shape(h, shape)
+    }
+
+    fn remove(&mut self, h: Handle) -> Result<T, Error> {
+        let slot = self.store.resolve(h)?;
+        self.detach(slot);
+        Ok(self.store.remove(slot).value)
+    }
+
+    fn get(&self, h: Handle) -> Result<&Object<V, T>, Error> {
+        Ok(self.store.obj(self.store.resolve(h)?))
+    }
+
+    fn value_mut(&mut self, h: Handle) -> Result<&mut T, Error> {
+        let slot = self.store.resolve(h)?;
+        Ok(&mut self.store.obj_mut(slot).value)
+    }
+
+    fn len(&self) -> usize {
+        self.store.len()
+    }
+
+    fn objects<'a>(&'a self) -> impl Iterator<Item = (Handle, &'a Object<V, T>)>
+    where
+        T: 'a,
+    {
+        self.store
+            .iter()
+            .filter_map(|(h, s)| s.get().map(|o| (h, o)))
+    }
+
+    fn clear(&mut self) {
+        self.store.clear();
+        self.nodes.clear();
+        self.free_nodes.clear();
+        self.root = NONE;
+        self.pending.clear();
+        self.idle.clear();
+        self.make_preset_root();
+    }
+
+    fn flush(&mut self) {
+        self.build_pending();
+    }
+
+    fn end_frame(&mut self) {
+        self.age_idle_nodes();
+    }
+
+    fn query<R: Region<V>>(&mut self, region: &R, filter: Filter, out: &mut Vec<Handle>) {
+        self.build_pending();
+        self.query_region(region, filter, out);
+    }
+
+    fn ray_nearest(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter) -> Option<RayHit<V>> {
+        self.build_pending();
+        self.cast_nearest(ray, max_dist, filter)
+    }
+
+    fn ray_all(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter, out: &mut Vec<RayHit<V>>) {
+        self.build_pending();
+        self.cast_all(ray, max_dist, filter, out);
+    }
+
+    fn nearest_k(&mut self, point: V, k: usize, filter: Filter, out: &mut Vec<Neighbor>) {
+        self.build_pending();
+        self.nearest(point, k, filter, out);
+    }
+
+    fn set_layer_matrix(&mut self, matrix: LayerMatrix) {
+        self.matrix = matrix;
+    }
+
+    fn layer_matrix(&self) -> &LayerMatrix {
+        &self.matrix
+    }
+
+    fn for_each_pair<F>(&mut self, f: F)
+    where
+        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
+    {
+        self.build_pending();
+        self.find_pairs(f);
+    }
+
+    fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    fn reset_counters(&mut self) {
+        self.counters = Counters::default();
+        self.moves = LooseUpdateCounts::default();
+    }
+
+    fn stats(&self) -> TreeStats {
+        self.tree_stats()
+    }
+
+    /// The loose bounds of every node (where its objects lie); see
+    /// [`LooseOrthtree::for_each_cell`] for the cells too.
+    fn for_each_node<F: FnMut(&Aabb<V>, usize, usize)>(&self, mut f: F) {
+        self.for_each_cell(|_, loose, depth, count| f(loose, depth, count));
+    }
+
+    fn validate(&self) -> Result<(), ValidationError> {
+        self.check_invariants()
+    }
+}
