@@ -2,7 +2,9 @@
 //!
 //! N discs bounce inside a 640x480 window, off the walls and off each other,
 //! for a number of frames. The same scene runs through the octree (spheres at
-//! z = 0), the quadtree and the brute force; every frame each structure gets
+//! z = 0), the quadtree, the loose quadtree, the BSP (split across the
+//! largest side down to cells under 32x32, as in the article) and the brute
+//! force; every frame each structure gets
 //! every disc's new bounds, `end_frame()` and a contact search. The example
 //! prints the pair tests per frame against the brute force's `N(N-1)/2`, the
 //! share of nodes holding 5 objects or fewer, and the tree sizes, and checks
@@ -19,8 +21,8 @@ use glam::{Vec2, Vec3};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use sparti::{
-    Aabb, BruteForce, Contact, Handle, ObjectDesc, Octree, OrthtreeConfig, OutOfBounds, Quadtree,
-    Shape, SpatialIndex, Vector,
+    Aabb, BruteForce, Bsp2, BspConfig, Contact, Handle, LooseConfig, LooseQuadtree, ObjectDesc,
+    Octree, OrthtreeConfig, OutOfBounds, Quadtree, Shape, SpatialIndex, Vector,
 };
 
 const WIDTH: f32 = 640.0;
@@ -117,7 +119,10 @@ fn make_discs(n: usize, seed: u64) -> Vec<Disc> {
 fn step(discs: &mut [Disc]) {
     for d in discs {
         d.pos += d.vel;
-        let (lo, hi) = (Vec2::splat(d.radius), Vec2::new(WIDTH, HEIGHT) - d.radius);
+        // A hair inside the walls: `WIDTH - r + r` may round above WIDTH,
+        // and the trees refuse (OutOfBounds::Reject) what leaves the window.
+        let margin = d.radius + 0.01;
+        let (lo, hi) = (Vec2::splat(margin), Vec2::new(WIDTH, HEIGHT) - margin);
         for i in 0..2 {
             if d.pos[i] < lo[i] {
                 d.pos[i] = lo[i];
@@ -290,8 +295,27 @@ fn run(args: &Args) -> Result<(), String> {
         out_of_bounds: OutOfBounds::Reject,
     })
     .map_err(|e| e.to_string())?;
+    let window = Aabb::new(Vec2::ZERO, Vec2::new(WIDTH, HEIGHT)).map_err(|e| e.to_string())?;
+    let loose = LooseQuadtree::with_config(LooseConfig {
+        world: Some(window),
+        min_node_size: m,
+        out_of_bounds: OutOfBounds::Reject,
+        ..Default::default()
+    })
+    .map_err(|e| e.to_string())?;
+    // The article's cells "under 32x32": a node splits while its largest
+    // side exceeds 32, so the leaves of the 640x480 window are 20x30.
+    let bsp = Bsp2::with_config(BspConfig {
+        world: Some(window),
+        min_dimension: 32.0,
+        out_of_bounds: OutOfBounds::Reject,
+        ..Default::default()
+    })
+    .map_err(|e| e.to_string())?;
     let mut oct = Runner::new("octree", octree, &discs)?;
     let mut quad = Runner::new("quadtree", quadtree, &discs)?;
+    let mut loose = Runner::new("loose quad", loose, &discs)?;
+    let mut bsp = Runner::new("bsp", bsp, &discs)?;
     let mut brute = Runner::new("brute force", BruteForce::<Vec2, usize>::new(), &discs)?;
 
     let mut contacts = (0usize, 0usize);
@@ -301,8 +325,15 @@ fn run(args: &Args) -> Result<(), String> {
         step(&mut discs);
         oct.frame(&discs)?;
         quad.frame(&discs)?;
+        loose.frame(&discs)?;
+        bsp.frame(&discs)?;
         brute.frame(&discs)?;
-        for (name, tree) in [("octree", &oct.pairs), ("quadtree", &quad.pairs)] {
+        for (name, tree) in [
+            ("octree", &oct.pairs),
+            ("quadtree", &quad.pairs),
+            ("loose quadtree", &loose.pairs),
+            ("bsp", &bsp.pairs),
+        ] {
             if *tree != brute.pairs {
                 return Err(format!(
                     "frame {frame}: the {name} pairs differ from the brute force's: {}",
@@ -362,6 +393,8 @@ fn run(args: &Args) -> Result<(), String> {
     for r in [
         &oct as &dyn Report,
         &quad as &dyn Report,
+        &loose as &dyn Report,
+        &bsp as &dyn Report,
         &brute as &dyn Report,
     ] {
         r.report(n);
@@ -388,8 +421,8 @@ fn run(args: &Args) -> Result<(), String> {
     println!(
         "'nodes <= 5': share of nodes holding 5 objects or fewer (article: over \
          {ARTICLE_SMALL_NODES}%;\nthe brute force is one node holding all). 'us per frame': \
-         updates + end_frame() + contacts.\nOctree and quadtree pairs equal the brute \
-         force's on all {} frames; validate() passed every frame.",
+         updates + end_frame() + contacts.\nEvery tree's pairs equal the brute \
+         force's on all {} frames; validate() passed every frame. The BSP splits\nacross the largest side down to 20x30 cells (min_dimension 32); the trees stop at m x m.",
         args.frames
     );
     Ok(())

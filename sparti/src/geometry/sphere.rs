@@ -49,16 +49,21 @@ impl<V: Vector> Sphere<V> {
         self.aabb().check()
     }
 
-    /// The bounding box, rounded outwards by one float step (for a radius
-    /// above 0) so that it holds every point the exact sphere tests accept,
-    /// even for a radius below the float spacing at the centre.
+    /// The bounding box: `center -+ radius`, widened by one float step on a
+    /// side where rounding would cut the sphere (as for a radius below the
+    /// float spacing at the centre), so it always holds the whole sphere.
     #[inline]
     pub fn aabb(&self) -> Aabb<V> {
         let r = V::splat(self.radius);
         let (mut min, mut max) = (self.center - r, self.center + r);
-        if self.radius > 0.0 {
-            for i in 0..V::DIM {
+        let rad = f64::from(self.radius);
+        for i in 0..V::DIM {
+            // f32 values and their differences are exact in f64 here.
+            let c = f64::from(self.center.get(i));
+            if c - f64::from(min.get(i)) < rad {
                 min = min.with(i, min.get(i).next_down());
+            }
+            if f64::from(max.get(i)) - c < rad {
                 max = max.with(i, max.get(i).next_up());
             }
         }
