@@ -156,9 +156,9 @@ fn execute<V: Vector, S: SpatialIndex<V, u64>>(
 }
 
 /// The one place that maps names to structures: one line per structure
-/// and dimension.
-fn dispatch(name: IndexName, scene: &Scene, job: &AnyJob) -> Result<String, Result<LineError, ()>> {
-    let out = match (name, job) {
+/// and dimension. `None` when the structure is not in this build.
+fn dispatch(name: IndexName, scene: &Scene, job: &AnyJob) -> Option<Result<String, LineError>> {
+    Some(match (name, job) {
         (IndexName::Brute, AnyJob::Two(j)) => {
             execute(BruteForce::<Vec2, u64>::new(), name, scene, j)
         }
@@ -168,9 +168,8 @@ fn dispatch(name: IndexName, scene: &Scene, job: &AnyJob) -> Result<String, Resu
         (IndexName::Octree, AnyJob::Three(j)) => execute(Octree::<u64>::new(), name, scene, j),
         (IndexName::Quadtree, AnyJob::Two(j)) => execute(Quadtree::<u64>::new(), name, scene, j),
         // Not in this build (or asked in the wrong dimension, checked before).
-        _ => return Err(Err(())),
-    };
-    out.map_err(Ok)
+        _ => return None,
+    })
 }
 
 /// Reads a whole file.
@@ -246,13 +245,13 @@ fn run(cli: Cli) -> Result<String, Failure> {
             )));
         }
     }
-    dispatch(name, &scene, &job).map_err(|e| match e {
-        Ok(e) => Failure::at(scene_path, &[e]),
-        Err(()) => Failure(format!(
+    match dispatch(name, &scene, &job) {
+        Some(out) => out.map_err(|e| Failure::at(scene_path, &[e])),
+        None => Err(Failure(format!(
             "index {} is not available in this build",
             name.name()
-        )),
-    })
+        ))),
+    }
 }
 
 fn main() -> ExitCode {

@@ -266,3 +266,98 @@ pub fn queries<V: Vector, S: SpatialIndex<V, u64>>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::queries::parse_queries;
+    use crate::scene::parse_scene;
+    use sparti::glam::Vec2;
+    use sparti::{BruteForce, Quadtree};
+
+    const SCENE: &str = "frame,id,kind,x,y,r,layer,static\n\
+        0,5,circle,0,0,1,1,0\n0,9,circle,2,0,1,1,1\n0,7,circle,10,0,1,1,0\n\
+        1,5,circle,0,0,1,2,0\n1,9,circle,2,0,1,1,1\n1,8,circle,3,0,1,1,1\n\
+        2,5,circle,9,0,1,2,0\n2,8,circle,3,0,1,1,0\n";
+
+    fn handle_of<S: SpatialIndex<Vec2, u64>>(r: &Replayer<Vec2, S>, id: u64) -> Handle {
+        r.live[&id].0
+    }
+
+    #[test]
+    fn replay_inserts_updates_reinserts_and_removes() {
+        let scene = parse_scene(SCENE.as_bytes()).unwrap();
+        let mut r = Replayer::new(Quadtree::<u64>::new(), "quadtree");
+        r.apply(&scene.frames[0]).unwrap();
+        assert_eq!(r.pairs(), vec![(5, 9)]);
+        let h5 = handle_of(&r, 5);
+        r.end_frame();
+        // 7 is gone, 8 new, 5 changed layer: removed and inserted again.
+        r.apply(&scene.frames[1]).unwrap();
+        assert_eq!(r.index().len(), 3);
+        assert_ne!(handle_of(&r, 5), h5);
+        assert!(r.index().get(h5).is_err());
+        // 8 and 9 are both static: no pair.
+        assert_eq!(r.pairs(), vec![(5, 9)]);
+        let h5 = handle_of(&r, 5);
+        r.end_frame();
+        // 5 moved (same handle), 9 gone, 8 no longer static.
+        r.apply(&scene.frames[2]).unwrap();
+        assert_eq!(handle_of(&r, 5), h5);
+        assert_eq!(r.index().len(), 2);
+        assert_eq!(r.pairs(), vec![]);
+        let objs: Vec<u64> = r.index().objects().map(|(_, o)| o.value).collect();
+        assert_eq!(objs.len(), 2);
+        assert!(
+            r.index()
+                .get(h5)
+                .is_ok_and(|o| o.shape.center() == Vec2::new(9.0, 0.0))
+        );
+        assert!(r.index().objects().all(|(_, o)| !o.is_static));
+    }
+
+    #[test]
+    fn outputs_are_in_the_spec_order() {
+        let scene = parse_scene(SCENE.as_bytes()).unwrap();
+        let mut out = String::new();
+        pairs(
+            BruteForce::<Vec2, u64>::new(),
+            "brute",
+            &scene,
+            None,
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(out, "frame,a,b\n0,5,9\n1,5,9\n");
+        out.clear();
+        pairs(
+            BruteForce::<Vec2, u64>::new(),
+            "brute",
+            &scene,
+            Some(1),
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(out, "frame,a,b\n1,5,9\n");
+        // Frame 1: 5 at 0 (layer 2), 9 at 2, 8 at 3. Ties at distance 1
+        // between 5 and 9 are broken by id whatever the handles.
+        let q = parse_queries::<Vec2>(
+            b"knn 1 0 1\nnearest -5 0 1 0 100\nsphere 1 0 0 layer=1\nray 1 0 1 0 10\n",
+        )
+        .unwrap();
+        out.clear();
+        queries(
+            Quadtree::<u64>::new(),
+            "quadtree",
+            &scene,
+            Some(1),
+            &q,
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "query,id,distance\n0,5,0\n1,5,4\n2,9,\n3,5,0\n3,9,0\n3,8,1\n"
+        );
+    }
+}

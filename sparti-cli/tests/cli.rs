@@ -606,22 +606,37 @@ fn mangled_files_never_crash_the_tool() {
 
 /// The first fenced block of `lang` after `after` in the README.
 fn readme_block(lang: &str, after: &str) -> String {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
     let from = readme.find(after).expect("section");
-    let start = readme[from..].find(&format!("```{lang}\n")).expect("block") + from + lang.len() + 4;
+    let start =
+        readme[from..].find(&format!("```{lang}\n")).expect("block") + from + lang.len() + 4;
     let end = readme[start..].find("```").unwrap() + start;
     readme[start..end].to_string()
 }
 
 #[test]
 fn the_readme_examples_run_as_documented() {
-    let s = scratch("readme.csv", readme_block("csv", "## Scene files").as_bytes());
-    let q = scratch("readme.queries", readme_block("text", "## Query files").as_bytes());
+    let s = scratch(
+        "readme.csv",
+        readme_block("csv", "## Scene files").as_bytes(),
+    );
+    let q = scratch(
+        "readme.queries",
+        readme_block("text", "## Query files").as_bytes(),
+    );
     let (s, q) = (s.to_str().unwrap(), q.to_str().unwrap());
-    assert_eq!(ok(&["pairs", s]), "frame,a,b\n0,1,7\n0,1,8\n1,1,7\n1,1,8\n1,7,8\n");
+    assert_eq!(
+        ok(&["pairs", s]),
+        "frame,a,b\n0,1,7\n0,1,8\n1,1,7\n1,1,8\n1,7,8\n"
+    );
     let data = checker::parse_scene(&std::fs::read_to_string(s).unwrap());
     let qtext = std::fs::read_to_string(q).unwrap();
     let out = ok(&["query", s, q]);
     checker::compare(&checker::queries(&data, None, &qtext), &out).unwrap();
-    assert_eq!(out.lines().filter(|l| l.starts_with("6,")).count(), 3, "{out}");
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("6,")).count(),
+        3,
+        "{out}"
+    );
 }
