@@ -273,6 +273,8 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
         }
     }
 
+    fn for_each_node<F: FnMut(&crate::Aabb<V>, usize, usize)>(&self, _f: F) {}
+
     fn validate(&self) -> Result<(), ValidationError> {
         if self.items.len() != self.store.len() {
             return Err(ValidationError(format!(

@@ -399,6 +399,11 @@ pub trait SpatialIndex<V: Vector, T> {
     /// Tree statistics (M2).
     fn stats(&self) -> TreeStats;
 
+    /// Calls `f(bounds, depth, object_count)` for every node, parents before
+    /// children (the brute force has no node and calls nothing): for
+    /// drawing the structure (M3) and for statistics.
+    fn for_each_node<F: FnMut(&Aabb<V>, usize, usize)>(&self, f: F);
+
     /// Checks every invariant of the structure.
     ///
     /// # Errors

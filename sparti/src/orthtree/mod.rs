@@ -238,7 +238,7 @@ impl<V: Vector, T> Orthtree<V, T> {
 
     /// Calls `f(bounds, depth, object_count)` for every node, parents before
     /// children: for drawing the tree (M3).
-    pub fn for_each_node(&self, mut f: impl FnMut(&Aabb<V>, usize, usize)) {
+    fn nodes_depth_first(&self, mut f: impl FnMut(&Aabb<V>, usize, usize)) {
         if self.root == NONE {
             return;
         }
@@ -413,6 +413,10 @@ impl<V: Vector, T> SpatialIndex<V, T> for Orthtree<V, T> {
 
     fn stats(&self) -> TreeStats {
         self.tree_stats()
+    }
+
+    fn for_each_node<F: FnMut(&Aabb<V>, usize, usize)>(&self, f: F) {
+        self.nodes_depth_first(f);
     }
 
     fn validate(&self) -> Result<(), ValidationError> {

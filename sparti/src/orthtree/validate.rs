@@ -193,7 +193,7 @@ impl<V: Vector, T> Orthtree<V, T> {
             + items_capacity * size_of::<Item<V>>()
             + self.store.capacity() * size_of::<Slot<Object<V, T>>>()
             + (self.pending.capacity() + self.idle.capacity() + self.free_nodes.capacity()) * 4;
-        self.for_each_node(|_, depth, count| {
+        self.nodes_depth_first(|_, depth, count| {
             st.nodes += 1;
             st.max_depth = st.max_depth.max(depth);
             if st.objects_per_node.len() <= count {
