@@ -2,7 +2,7 @@
 //! the tests and the baseline of the benchmarks.
 
 use crate::geometry::{Ray, Region, Shape, Vector};
-use crate::index::{Item, Neighbor, closer, report_pair, sort_hits, sort_neighbors};
+use crate::index::{Item, Neighbor, checked_aabb, closer, report_pair, sort_hits, sort_neighbors};
 use crate::store::Store;
 use crate::{
     Counters, Error, Filter, Handle, LayerMatrix, Object, ObjectDesc, RayHit, SpatialIndex,
@@ -75,7 +75,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
 
     fn insert_many(&mut self, descs: Vec<ObjectDesc<V, T>>) -> Result<Vec<Handle>, Error> {
         for d in &descs {
-            d.shape.check()?;
+            checked_aabb(&d.shape)?;
         }
         let mut out = Vec::with_capacity(descs.len());
         for d in descs {
@@ -86,8 +86,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
 
     fn update(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error> {
         let slot = self.store.resolve(h)?;
-        shape.check()?;
-        let aabb = shape.aabb();
+        let aabb = checked_aabb(&shape)?;
         let o = self.store.obj_mut(slot);
         o.shape = shape;
         o.aabb = aabb;

@@ -29,9 +29,9 @@ pub enum Error {
     /// [`OutOfBounds`](crate::OutOfBounds) policy does not let the world grow.
     #[error("the object lies outside the world")]
     OutsideWorld,
-    /// The world would have to grow past the largest size the structure can
-    /// represent (coordinates near `f32::MAX`).
-    #[error("the world cannot grow to hold the object: coordinates too large")]
+    /// A coordinate lies beyond [`MAX_COORDINATE`](crate::MAX_COORDINATE)
+    /// (`2^60`, about `1.15e18`).
+    #[error("a coordinate lies beyond the limit of +-2^60 (about 1.15e18)")]
     WorldTooLarge,
     /// More than `u32::MAX - 1` objects.
     #[error("too many objects")]

@@ -103,12 +103,40 @@ pub struct Object<V: Vector, T> {
     pub is_static: bool,
 }
 
+/// The largest coordinate magnitude of an object: `2^60`, about `1.15e18`.
+///
+/// Every structure refuses objects beyond it with [`Error::WorldTooLarge`],
+/// so that squared distances between objects (up to `3 * 2^122`) never
+/// overflow `f32` and every structure gives the same answer.
+pub const MAX_COORDINATE: f32 = 1.152_921_5e18;
+
+/// True when every coordinate of the box is within [`MAX_COORDINATE`].
+#[inline]
+pub(crate) fn within_limits<V: Vector>(b: &Aabb<V>) -> bool {
+    b.min.abs().max(b.max.abs()).max_element() <= MAX_COORDINATE
+}
+
+/// Checks a shape given for an object and returns its bounding box.
+///
+/// # Errors
+/// A malformed shape, or [`Error::WorldTooLarge`] beyond [`MAX_COORDINATE`].
+#[inline]
+pub(crate) fn checked_aabb<V: Vector>(shape: &Shape<V>) -> Result<Aabb<V>, Error> {
+    shape.check()?;
+    let b = shape.aabb();
+    if within_limits(&b) {
+        Ok(b)
+    } else {
+        Err(Error::WorldTooLarge)
+    }
+}
+
 impl<V: Vector, T> Object<V, T> {
     /// Checks the description and makes the object.
     pub(crate) fn from_desc(d: ObjectDesc<V, T>) -> Result<Self, Error> {
-        d.shape.check()?;
+        let aabb = checked_aabb(&d.shape)?;
         Ok(Self {
-            aabb: d.shape.aabb(),
+            aabb,
             shape: d.shape,
             value: d.value,
             layer: d.layer,

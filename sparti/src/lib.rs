@@ -14,6 +14,7 @@
 //! |---|---|---|
 //! | dynamic octree (S1) | 3D | [`Octree`] |
 //! | quadtree (S2) | 2D | [`Quadtree`] |
+//! | axis-aligned BSP (S4): splits across the largest side, for 2.5D worlds | 2D, 3D | [`Bsp2`], [`Bsp3`] ([`Bsp`]) |
 //! | brute force (S5) | 2D, 3D | [`BruteForce`] |
 //!
 //! 2D and 3D share one source: every type is generic over a [`Vector`],
@@ -50,6 +51,7 @@
 #![warn(missing_docs)]
 
 mod brute;
+mod bsp;
 mod error;
 mod events;
 pub mod geometry;
@@ -59,6 +61,7 @@ mod orthtree;
 mod store;
 
 pub use brute::BruteForce;
+pub use bsp::{Bsp, Bsp2, Bsp3, BspConfig};
 pub use error::{Error, ValidationError};
 pub use events::ContactEvents;
 pub use geometry::{
@@ -66,8 +69,8 @@ pub use geometry::{
     Vector,
 };
 pub use index::{
-    Contact, Counters, Filter, Handle, Neighbor, Object, ObjectDesc, Pair, RayHit, SpatialIndex,
-    TreeStats,
+    Contact, Counters, Filter, Handle, MAX_COORDINATE, Neighbor, Object, ObjectDesc, Pair, RayHit,
+    SpatialIndex, TreeStats,
 };
 pub use layers::LayerMatrix;
 pub use orthtree::{Octree, Orthtree, OrthtreeConfig, OutOfBounds, Quadtree};

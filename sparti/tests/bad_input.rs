@@ -3,8 +3,8 @@
 
 use glam::{Vec2, Vec3};
 use sparti::{
-    Aabb, BruteForce, Cone, Error, Filter, ObjectDesc, Octree, Plane, Quadtree, Ray, Shape,
-    SpatialIndex, Sphere, Vector,
+    Aabb, BruteForce, Bsp2, Bsp3, BspConfig, Cone, Error, Filter, ObjectDesc, Octree, Plane,
+    Quadtree, Ray, Shape, SpatialIndex, Sphere, Vector,
 };
 
 fn bad_shapes<V: Vector>() -> Vec<(Shape<V>, Error)> {
@@ -179,6 +179,29 @@ fn octree_refuses_bad_input() {
 fn quadtree_refuses_bad_input() {
     refuses_bad_input(Quadtree::<u32>::new());
     degenerate_queries(Quadtree::<u32>::new());
+}
+
+#[test]
+fn bsp3_refuses_bad_input() {
+    refuses_bad_input(Bsp3::<u32>::new());
+    degenerate_queries(Bsp3::<u32>::new());
+    // Objects sinking as deep as they fit, in a preset world.
+    let sinking = || {
+        Bsp3::<u32>::with_config(BspConfig {
+            world: Some(Aabb::new(Vec3::splat(-4.0), Vec3::splat(4.0)).unwrap()),
+            leaf_capacity: 0,
+            ..Default::default()
+        })
+        .unwrap()
+    };
+    refuses_bad_input(sinking());
+    degenerate_queries(sinking());
+}
+
+#[test]
+fn bsp2_refuses_bad_input() {
+    refuses_bad_input(Bsp2::<u32>::new());
+    degenerate_queries(Bsp2::<u32>::new());
 }
 
 #[test]

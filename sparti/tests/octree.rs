@@ -385,13 +385,15 @@ fn a_million_objects_at_one_point_keep_the_depth_bounded() {
 fn objects_at_the_coordinate_limit_work_and_beyond_it_are_refused() {
     let mut t = Octree::<u32>::new();
     let mut b = BruteForce::<Vec3, u32>::new();
-    for (i, x) in [-1e30f32, 1e30, 0.0, 0.5, 1e29].into_iter().enumerate() {
+    for (i, x) in [-1e18f32, 1e18, 0.0, 0.5, 1e17].into_iter().enumerate() {
         let d = ObjectDesc::new(ball(x, 0.0, 0.0, 1.0), i as u32);
         t.insert(d.clone()).unwrap();
         b.insert(d).unwrap();
     }
-    let d = ObjectDesc::new(ball(2e30, 0.0, 0.0, 1.0), 99);
-    assert_eq!(t.insert(d), Err(Error::WorldTooLarge));
+    // Beyond 2^60, every structure refuses, the brute force included.
+    let d = ObjectDesc::new(ball(2e18, 0.0, 0.0, 1.0), 99);
+    assert_eq!(t.insert(d.clone()), Err(Error::WorldTooLarge));
+    assert_eq!(b.insert(d), Err(Error::WorldTooLarge));
     let (mut pt, mut pb) = (Vec::new(), Vec::new());
     t.pairs(&mut pt);
     b.pairs(&mut pb);
@@ -400,10 +402,91 @@ fn objects_at_the_coordinate_limit_work_and_beyond_it_are_refused() {
     t.validate().unwrap();
     let h = t.objects().next().unwrap().0;
     assert_eq!(
-        t.update(h, ball(-3e30, 0.0, 0.0, 1.0)),
+        t.update(h, ball(-3e18, 0.0, 0.0, 1.0)),
+        Err(Error::WorldTooLarge)
+    );
+    assert_eq!(
+        b.update(h, ball(-3e18, 0.0, 0.0, 1.0)),
         Err(Error::WorldTooLarge)
     );
     t.validate().unwrap();
+}
+
+#[test]
+fn regression_objects_moved_to_touch_across_a_split_plane_pair_up() {
+    // Found by the BSP's fuzzing: a move used a closed containment test, so
+    // two boxes touching the plane x = 32 from either side stayed in sibling
+    // subtrees and their pair was never tested.
+    let mut t = Octree::<u32>::with_config(OrthtreeConfig {
+        world: world(0.0, 64.0),
+        ..Default::default()
+    })
+    .unwrap();
+    let a = t
+        .insert(ObjectDesc::new(
+            Shape::Box(Aabb::new(Vec3::new(1.0, 1.0, 1.0), Vec3::new(2.0, 2.0, 2.0)).unwrap()),
+            0,
+        ))
+        .unwrap();
+    let b = t
+        .insert(ObjectDesc::new(
+            Shape::Box(Aabb::new(Vec3::new(60.0, 1.0, 1.0), Vec3::new(61.0, 2.0, 2.0)).unwrap()),
+            1,
+        ))
+        .unwrap();
+    t.flush();
+    t.update(
+        a,
+        Shape::Box(Aabb::new(Vec3::new(31.0, 1.0, 1.0), Vec3::new(32.0, 2.0, 2.0)).unwrap()),
+    )
+    .unwrap();
+    t.update(
+        b,
+        Shape::Box(Aabb::new(Vec3::new(32.0, 1.0, 1.0), Vec3::new(33.0, 2.0, 2.0)).unwrap()),
+    )
+    .unwrap();
+    t.validate().unwrap();
+    let mut pairs = Vec::new();
+    t.pairs(&mut pairs);
+    assert_eq!(pairs.len(), 1);
+}
+
+#[test]
+fn regression_a_root_widened_for_rounding_leaves_no_stray_node() {
+    let mut t = Octree::<u32>::new();
+    let lo = Vec3::new(-0.75 * f32::EPSILON / 2.0, 0.0, 0.0);
+    t.insert(ObjectDesc::new(
+        Shape::Box(Aabb::new(lo, Vec3::ONE).unwrap()),
+        0,
+    ))
+    .unwrap();
+    t.flush();
+    t.validate().unwrap();
+    for _ in 0..8 {
+        t.end_frame();
+    }
+    t.validate().unwrap();
+}
+
+#[test]
+fn regression_a_sphere_below_the_float_spacing_is_still_found() {
+    let c = Vec3::new(-131.9859, -131.9859, -131.98589);
+    let mut t = Octree::<u32>::new();
+    let mut b = BruteForce::<Vec3, u32>::new();
+    t.insert(ObjectDesc::new(Shape::sphere(c, 2.686659e-6), 0))
+        .unwrap();
+    b.insert(ObjectDesc::new(Shape::sphere(c, 2.686659e-6), 0))
+        .unwrap();
+    t.insert(ObjectDesc::new(ball(0.0, 0.0, 0.0, 1.0), 1))
+        .unwrap();
+    b.insert(ObjectDesc::new(ball(0.0, 0.0, 0.0, 1.0), 1))
+        .unwrap();
+    let q = sparti::Sphere::new(Vec3::new(-131.9859, -131.98592, -131.9859), 2e-5).unwrap();
+    let (mut ot, mut ob) = (Vec::new(), Vec::new());
+    t.query_sphere(&q, Filter::ALL, &mut ot);
+    b.query_sphere(&q, Filter::ALL, &mut ob);
+    assert_eq!(ob.len(), 1);
+    assert_eq!(ot, ob);
 }
 
 #[test]

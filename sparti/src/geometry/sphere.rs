@@ -49,14 +49,20 @@ impl<V: Vector> Sphere<V> {
         self.aabb().check()
     }
 
-    /// The bounding box.
+    /// The bounding box, rounded outwards by one float step (for a radius
+    /// above 0) so that it holds every point the exact sphere tests accept,
+    /// even for a radius below the float spacing at the centre.
     #[inline]
     pub fn aabb(&self) -> Aabb<V> {
         let r = V::splat(self.radius);
-        Aabb {
-            min: self.center - r,
-            max: self.center + r,
+        let (mut min, mut max) = (self.center - r, self.center + r);
+        if self.radius > 0.0 {
+            for i in 0..V::DIM {
+                min = min.with(i, min.get(i).next_down());
+                max = max.with(i, max.get(i).next_up());
+            }
         }
+        Aabb { min, max }
     }
 
     /// True when the spheres overlap or touch.

@@ -128,6 +128,9 @@ impl<V: Vector, T> Orthtree<V, T> {
         self.nodes[old as usize].parent = new;
         self.root = new;
         self.lift_objects_on_new_planes(old);
+        // An empty old root (as when the first root was a hair too small)
+        // is an empty leaf now like any other.
+        self.note_if_empty(old);
     }
 
     /// After a growth, the old root's faces towards the growth are split

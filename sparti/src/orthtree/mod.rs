@@ -21,9 +21,7 @@ use crate::{
     TreeStats, ValidationError,
 };
 
-/// The largest coordinate magnitude an orthtree accepts: `2^100`, about
-/// `1.27e30`. Beyond it the root could not double without overflowing `f32`.
-pub const MAX_COORDINATE: f32 = 1.267_650_6e30;
+pub(crate) use crate::index::{MAX_COORDINATE, within_limits};
 
 /// What an orthtree does with an object outside its root region (L4).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -183,19 +181,19 @@ impl<V: Vector, T> Orthtree<V, T> {
     ///
     /// # Errors
     /// [`Error::InvalidConfig`] for a minimum node size that is not finite,
-    /// not positive or above [`MAX_COORDINATE`], or a world box that is
-    /// malformed or beyond [`MAX_COORDINATE`].
+    /// not positive or above [`MAX_COORDINATE`](crate::MAX_COORDINATE), or a
+    /// world box that is malformed or beyond it.
     pub fn with_config(config: OrthtreeConfig<V>) -> Result<Self, Error> {
         let m = config.min_node_size;
         if !(m.is_finite() && m > 0.0 && m <= MAX_COORDINATE) {
             return Err(Error::InvalidConfig(
-                "min_node_size must be finite, > 0 and <= 2^100",
+                "min_node_size must be finite, > 0 and <= 2^60",
             ));
         }
         if let Some(w) = &config.world {
             if w.check().is_err() || !within_limits(w) {
                 return Err(Error::InvalidConfig(
-                    "world must be a finite box within +-2^100",
+                    "world must be a finite box within +-2^60",
                 ));
             }
         }
@@ -288,12 +286,6 @@ impl<V: Vector, T> Orthtree<V, T> {
         }
         b
     }
-}
-
-/// True when every coordinate of the box is within [`MAX_COORDINATE`].
-#[inline]
-pub(crate) fn within_limits<V: Vector>(b: &Aabb<V>) -> bool {
-    b.min.abs().max(b.max.abs()).max_element() <= MAX_COORDINATE
 }
 
 impl<V: Vector, T> SpatialIndex<V, T> for Orthtree<V, T> {

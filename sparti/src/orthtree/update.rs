@@ -1,7 +1,8 @@
 //! Moving and removing objects (L3), and pruning empty branches (L5).
 
 use super::{NodeState, Orthtree, OutOfBounds};
-use crate::geometry::{Shape, Vector};
+use crate::geometry::{Aabb, Shape, Vector};
+use crate::index::checked_aabb;
 use crate::store::NONE;
 use crate::{Error, Handle};
 
@@ -10,19 +11,24 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// it, then sinks as deep as it fits (L3).
     pub(crate) fn update_shape(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error> {
         let slot = self.store.resolve(h)?;
-        shape.check()?;
-        let aabb = shape.aabb();
+        let aabb = checked_aabb(&shape)?;
         let n = self.store.slot(slot).node;
         if n == NONE {
             // Still queued for the build: the build will place it.
-            self.admit(&aabb)?;
+            match self.admit(&aabb) {
+                Ok(()) => {}
+                Err(Error::OutsideWorld) if self.config.out_of_bounds == OutOfBounds::Remove => {
+                    self.detach(slot);
+                    let obj = self.store.remove(slot);
+                    self.evicted.push((h, obj.value));
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            }
             let o = self.store.obj_mut(slot);
             o.shape = shape;
             o.aabb = aabb;
             return Ok(());
-        }
-        if !super::within_limits(&aabb) {
-            return Err(Error::WorldTooLarge);
         }
         let root_bounds = self.nodes[self.root as usize].bounds;
         if !root_bounds.contains(&aabb) {
@@ -48,7 +54,7 @@ impl<V: Vector, T> Orthtree<V, T> {
         let node = &self.nodes[n as usize];
         // Fast path: still inside its node, and no deeper place for it (a
         // lone object in a leaf stays put whatever its size).
-        if node.bounds.contains(&aabb)
+        if self.holds(n, &aabb)
             && (node.level == 0
                 || (node.child_count == 0 && node.items.len() == 1)
                 || Self::octant_of(node, &aabb).is_none())
@@ -58,12 +64,28 @@ impl<V: Vector, T> Orthtree<V, T> {
         }
         self.unfile_at(n, pos);
         let mut up = n;
-        while !self.nodes[up as usize].bounds.contains(&aabb) {
+        while !self.holds(up, &aabb) {
             up = self.nodes[up as usize].parent;
         }
         self.place(up, slot);
         self.note_if_empty(n);
         Ok(())
+    }
+
+    /// True when node `n` may hold an object with this box: inside its bounds,
+    /// and not touching any of its faces that lie on an ancestor's split
+    /// plane (every face not on the root's boundary does). An object
+    /// touching such a plane belongs above it, or a touching pair across the
+    /// plane would sit in two sibling subtrees and never be tested.
+    pub(crate) fn holds(&self, n: u32, b: &Aabb<V>) -> bool {
+        let node = &self.nodes[n as usize].bounds;
+        let root = &self.nodes[self.root as usize].bounds;
+        (0..V::DIM).all(|i| {
+            let (lo, hi) = (node.min.get(i), node.max.get(i));
+            let lo_ok = b.min.get(i) > lo || (lo == root.min.get(i) && b.min.get(i) == lo);
+            let hi_ok = b.max.get(i) < hi || (hi == root.max.get(i) && b.max.get(i) == hi);
+            lo_ok && hi_ok
+        })
     }
 
     /// Takes an object out of the tree or the pending queue (its slot stays

@@ -76,8 +76,8 @@ impl<V: Vector, T> Orthtree<V, T> {
                     self.check_item(n, pos, it, s)?;
                     let o = s.get().expect("checked live");
                     ensure!(
-                        node.bounds.contains(&o.aabb),
-                        "object in node {n} sticks out of it"
+                        self.holds(n, &o.aabb),
+                        "object in node {n} sticks out of it or touches an ancestor's split plane"
                     );
                     let lone_in_leaf = node.child_count == 0 && node.items.len() == 1;
                     ensure!(

@@ -1,0 +1,337 @@
+//! Insertion: the pending queue and its one-pass build (L2), placing an
+//! object in the deepest node that contains it, and growing the root (L4).
+
+use super::{Bsp, Node, layout};
+use crate::Error;
+use crate::OutOfBounds;
+use crate::geometry::{Aabb, Vector};
+use crate::index::Item;
+use crate::orthtree::{FIRST_LIFESPAN, MAX_LIFESPAN, NodeState, within_limits};
+use crate::store::NONE;
+
+/// A growth step adds at least this share of the coordinates' magnitude, so
+/// it always makes progress in `f32` (whose precision is `2^-24`).
+const GROWTH_FLOOR: f32 = 1.0 / (1u32 << 20) as f32;
+
+/// More growth steps than any object within the coordinate limits needs
+/// (about 250 per axis from the smallest positive `f32` extent).
+const MAX_GROWTH_STEPS: usize = 4096;
+
+impl<V: Vector, T> Bsp<V, T> {
+    /// Checks that an object with these bounds may enter the tree.
+    pub(crate) fn admit(&self, aabb: &Aabb<V>) -> Result<(), Error> {
+        if !within_limits(aabb) {
+            return Err(Error::WorldTooLarge);
+        }
+        if self.config.out_of_bounds != OutOfBounds::Grow {
+            if let Some(root) = self.root_bounds().or(self.config.world) {
+                if !root.contains(aabb) {
+                    return Err(Error::OutsideWorld);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn push_pending(&mut self, slot: u32) {
+        let s = self.store.slot_mut(slot);
+        s.node = NONE;
+        s.pos = self.pending.len() as u32;
+        self.pending.push(slot);
+    }
+
+    /// Builds every queued insertion into the tree (L2).
+    pub(crate) fn build_pending(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        if self.root == NONE {
+            let world = match self.config.world {
+                Some(w) => w,
+                None => self.world_of_pending(),
+            };
+            self.root = self.alloc_node(world, NONE, None, 0);
+        }
+        let pending = core::mem::take(&mut self.pending);
+        for &slot in &pending {
+            let aabb = self.store.obj(slot).aabb;
+            // Admitted objects are within limits, so growth cannot fail; and
+            // the Reject and Remove policies admitted only objects inside.
+            self.grow_to(&aabb)
+                .expect("admitted objects are within the coordinate limits");
+            self.place(self.root, slot);
+        }
+        // Keep the queue's allocation for the next batch.
+        self.pending = pending;
+        self.pending.clear();
+    }
+
+    /// The root of a tree without a preset world: the bounds of the queued
+    /// objects, each side below the minimum dimension widened to it upwards
+    /// from the smallest corner (so objects on a ground plane lie on the
+    /// root's face, not on a split plane through their middle).
+    fn world_of_pending(&self) -> Aabb<V> {
+        let mut w = self.store.obj(self.pending[0]).aabb;
+        for &s in &self.pending[1..] {
+            w = w.union(&self.store.obj(s).aabb);
+        }
+        let m = self.config.min_dimension;
+        for i in 0..V::DIM {
+            if w.max.get(i) - w.min.get(i) < m {
+                let top = (w.min.get(i) + m).max(w.max.get(i));
+                w.max = w.max.with(i, top);
+            }
+        }
+        w
+    }
+
+    /// Grows the root towards `aabb` until it contains it (L4).
+    ///
+    /// # Errors
+    /// [`Error::WorldTooLarge`] when it would take an absurd number of
+    /// steps (the coordinate limits make this unreachable).
+    pub(crate) fn grow_to(&mut self, aabb: &Aabb<V>) -> Result<(), Error> {
+        for _ in 0..MAX_GROWTH_STEPS {
+            if self.nodes[self.root as usize].bounds.contains(aabb) {
+                return Ok(());
+            }
+            self.grow_once(aabb);
+        }
+        Err(Error::WorldTooLarge)
+    }
+
+    /// One growth step along one axis: a new root, twice the old one along
+    /// the axis where the old root is thinnest among those the target sticks
+    /// out of, split exactly at the old root's face, which makes the old root
+    /// one of its children.
+    fn grow_once(&mut self, target: &Aabb<V>) {
+        let old = self.root;
+        let b = self.nodes[old as usize].bounds;
+        let size = b.size();
+        let mut axis = None;
+        for i in 0..V::DIM {
+            let out = target.min.get(i) < b.min.get(i) || target.max.get(i) > b.max.get(i);
+            if out && axis.is_none_or(|a| size.get(i) < size.get(a)) {
+                axis = Some(i);
+            }
+        }
+        let a = axis.expect("growth towards an object the root contains");
+        let (lo, hi) = (b.min.get(a), b.max.get(a));
+        let step = size
+            .get(a)
+            .max(self.config.min_dimension)
+            .max(lo.abs().max(hi.abs()) * GROWTH_FLOOR);
+        let (bounds, split, k) = if target.min.get(a) < lo {
+            // Grow downwards: the old root becomes the upper half.
+            let min = b.min.with(a, lo - step);
+            (Aabb { min, max: b.max }, lo, 1)
+        } else {
+            let max = b.max.with(a, hi + step);
+            (Aabb { min: b.min, max }, hi, 0)
+        };
+        let new = self.alloc_node(bounds, NONE, Some((a, split)), 0);
+        self.nodes[new as usize].children[k] = old;
+        self.nodes[new as usize].child_count = 1;
+        self.nodes[old as usize].parent = new;
+        self.root = new;
+        self.lift_objects_on_new_plane(old);
+        // The old root may be an empty leaf (a preset world the first objects
+        // all lie outside of): it is an ordinary node now, and counts down.
+        self.note_if_empty(old);
+    }
+
+    /// After a growth, the old root's face towards the growth is the new
+    /// root's split plane: objects of the old subtree touching it belong to
+    /// the new root now, and the nodes of the old subtree on that face must
+    /// now keep objects strictly inside it.
+    fn lift_objects_on_new_plane(&mut self, old: u32) {
+        let root = &self.nodes[self.root as usize];
+        let (a, s, root_id) = (root.axis as usize, root.split, self.root);
+        let k = usize::from(root.children[1] == old);
+        let face = Self::split_face(root.axis, k);
+        let touches = |b: &Aabb<V>| b.min.get(a) <= s && s <= b.max.get(a);
+        let mut lifted = core::mem::take(&mut self.work);
+        let mut stack = core::mem::take(&mut self.stack);
+        stack.clear();
+        stack.push((old, 0));
+        while let Some((n, _)) = stack.pop() {
+            // Every node visited lies on the plane, on the old root's side.
+            self.nodes[n as usize].strict |= face;
+            let mut i = 0;
+            while i < self.nodes[n as usize].items.len() {
+                let it = self.nodes[n as usize].items[i];
+                if touches(&it.aabb) {
+                    self.unfile_at(n, i);
+                    lifted.push((n, it.slot));
+                } else {
+                    i += 1;
+                }
+            }
+            for &c in &self.nodes[n as usize].children {
+                if c != NONE && touches(&self.nodes[c as usize].bounds) {
+                    stack.push((c, 0));
+                }
+            }
+        }
+        self.stack = stack;
+        for &(n, slot) in &lifted {
+            let aabb = self.store.obj(slot).aabb;
+            self.file(root_id, slot, aabb);
+            self.note_if_empty(n);
+        }
+        lifted.clear();
+        self.work = lifted;
+    }
+
+    /// A node from the free list or a new one. `growth`: the axis and split
+    /// of a node made by growth; otherwise the split follows [`layout`].
+    /// `strict`: its faces on its ancestors' split planes.
+    pub(crate) fn alloc_node(
+        &mut self,
+        bounds: Aabb<V>,
+        parent: u32,
+        growth: Option<(usize, f32)>,
+        strict: u8,
+    ) -> u32 {
+        let (axis, split, splits, grown) = match growth {
+            Some((a, s)) => (a as u8, s, true, true),
+            None => {
+                let (a, s, splits) = layout(&bounds, self.config.min_dimension);
+                (a, s, splits, false)
+            }
+        };
+        let fresh = |items: Vec<Item<V>>| Node {
+            bounds,
+            split,
+            items,
+            children: [NONE; 2],
+            parent,
+            axis,
+            splits,
+            strict,
+            grown,
+            child_count: 0,
+            state: NodeState::Live,
+            lifespan: FIRST_LIFESPAN,
+            idle_frames: 0,
+            listed: false,
+        };
+        if let Some(n) = self.free_nodes.pop() {
+            let items = core::mem::take(&mut self.nodes[n as usize].items);
+            self.nodes[n as usize] = fresh(items);
+            n
+        } else {
+            self.nodes.push(fresh(Vec::new()));
+            (self.nodes.len() - 1) as u32
+        }
+    }
+
+    /// Child `k` of `n`, created if absent.
+    fn child_or_create(&mut self, n: u32, k: usize) -> u32 {
+        let c = self.nodes[n as usize].children[k];
+        if c != NONE {
+            return c;
+        }
+        let p = &self.nodes[n as usize];
+        let bounds = Self::child_bounds(p, k);
+        let strict = p.strict | Self::split_face(p.axis, k);
+        let c = self.alloc_node(bounds, n, None, strict);
+        let node = &mut self.nodes[n as usize];
+        node.children[k] = c;
+        node.child_count += 1;
+        self.mark_used(n);
+        c
+    }
+
+    /// Files an object in the deepest node under `start` (which contains it)
+    /// that fully contains it, splitting full leaves on the way. Returns the
+    /// number of nodes examined.
+    ///
+    /// A leaf keeps up to `leaf_capacity` objects whatever their size; when
+    /// one more arrives, the leaf's objects that fit a child move down. The
+    /// work list replaces recursion, so depth costs no stack.
+    pub(crate) fn place(&mut self, start: u32, slot: u32) -> u64 {
+        let mut visits = 0;
+        let mut work = core::mem::take(&mut self.work);
+        work.push((start, slot));
+        while let Some((mut n, slot)) = work.pop() {
+            let aabb = self.store.obj(slot).aabb;
+            loop {
+                visits += 1;
+                let node = &self.nodes[n as usize];
+                let full = self.is_full(node);
+                if full && node.child_count == 0 {
+                    // A full leaf is about to take one more: its objects
+                    // that fit a child move down.
+                    self.unfile_fitting(n, &mut work);
+                }
+                let side = if full {
+                    Self::side_of(&self.nodes[n as usize], &aabb)
+                } else {
+                    None
+                };
+                match side {
+                    Some(k) => n = self.child_or_create(n, k),
+                    None => {
+                        self.file(n, slot, aabb);
+                        break;
+                    }
+                }
+            }
+        }
+        self.work = work;
+        visits
+    }
+
+    /// Moves the objects of leaf `n` that fit a child to the work list.
+    fn unfile_fitting(&mut self, n: u32, work: &mut Vec<(u32, u32)>) {
+        let mut i = 0;
+        while i < self.nodes[n as usize].items.len() {
+            let node = &self.nodes[n as usize];
+            let it = node.items[i];
+            if Self::side_of(node, &it.aabb).is_some() {
+                self.unfile_at(n, i);
+                work.push((n, it.slot));
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Adds an object to node `n`'s list.
+    fn file(&mut self, n: u32, slot: u32, aabb: Aabb<V>) {
+        let is_static = self.store.obj(slot).is_static;
+        let node = &mut self.nodes[n as usize];
+        let pos = node.items.len() as u32;
+        node.items.push(Item {
+            aabb,
+            slot,
+            is_static,
+        });
+        let s = self.store.slot_mut(slot);
+        s.node = n;
+        s.pos = pos;
+        self.mark_used(n);
+    }
+
+    /// Takes item `i` out of node `n`'s list (swap-remove) and fixes the
+    /// position of the item moved into its place. The node may be left empty.
+    pub(crate) fn unfile_at(&mut self, n: u32, i: usize) {
+        let node = &mut self.nodes[n as usize];
+        node.items.swap_remove(i);
+        if let Some(moved) = node.items.get(i) {
+            self.store.slot_mut(moved.slot).pos = i as u32;
+        }
+    }
+
+    /// A node gained an object or a child: if it was idle, it is reused, and
+    /// its lifespan doubles (L5).
+    fn mark_used(&mut self, n: u32) {
+        let node = &mut self.nodes[n as usize];
+        if node.state == NodeState::Idle {
+            node.state = NodeState::Live;
+            node.idle_frames = 0;
+            node.lifespan = node.lifespan.saturating_mul(2).min(MAX_LIFESPAN);
+        }
+    }
+}
