@@ -53,7 +53,7 @@ impl<V: Vector, S: SpatialIndex<V, u64>> Replayer<V, S> {
     fn refused(&self, row: &Row, e: sparti::Error) -> LineError {
         LineError::new(
             row.line,
-            format!("the {} refused object {}: {e}", self.name, row.id),
+            format!("the {} index refused object {}: {e}", self.name, row.id),
         )
     }
 

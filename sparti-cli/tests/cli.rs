@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The structures this build must provide, per dimension.
-const INDEXES_2D: &[&str] = &["brute", "quadtree"];
-const INDEXES_3D: &[&str] = &["brute", "octree"];
+const INDEXES_2D: &[&str] = &["brute", "quadtree", "bsp"];
+const INDEXES_3D: &[&str] = &["brute", "octree", "bsp"];
 /// Names the tool knows but this build lacks.
-const UNAVAILABLE: &[&str] = &["loose-octree", "loose-quadtree", "bsp"];
+const UNAVAILABLE: &[&str] = &["loose-octree", "loose-quadtree"];
 
 /// The shipped scenes: (name, indexes, frame for a `--frame` run).
 const SCENES: &[(&str, &[&str], i64)] = &[("discs2d", INDEXES_2D, 1), ("bullets3d", INDEXES_3D, 2)];
@@ -501,21 +501,22 @@ fn edge_case_files_that_are_valid() {
 }
 
 #[test]
-fn objects_a_tree_cannot_hold_are_reported_on_their_line() {
-    // Valid f32 coordinates beyond what the orthtrees accept (2^100): the
-    // brute force takes them, the octree refuses with the row's line.
+fn objects_beyond_the_library_limits_are_reported_on_their_line() {
+    // Valid f32 coordinates beyond what sparti's structures accept (2^60):
+    // every index refuses, naming the row's line.
     let s = scratch(
         "far.csv",
         format!("{H3}0,1,sphere,0,0,0,1,,,,,,\n0,2,sphere,1e35,0,0,1,,,,,,\n").as_bytes(),
     );
     let fs = s.to_str().unwrap();
-    assert_eq!(ok(&["pairs", fs, "--index", "brute"]), "frame,a,b\n");
-    rejected(
-        &["pairs", fs, "--index", "octree"],
-        &s,
-        3,
-        "refused object 2",
-    );
+    for index in ["brute", "octree", "bsp"] {
+        rejected(
+            &["pairs", fs, "--index", index],
+            &s,
+            3,
+            &format!("the {index} index refused object 2"),
+        );
+    }
 }
 
 /// A small deterministic generator for the fuzz test.
@@ -576,7 +577,7 @@ fn mangled_files_never_crash_the_tool() {
             &format!("fuzz-{round}.queries"),
             &mangle(&queries, &mut rng),
         );
-        for index in ["brute", "octree"] {
+        for index in ["brute", "octree", "bsp"] {
             for args in [
                 vec!["pairs", s.to_str().unwrap(), "--index", index],
                 vec![
