@@ -11,13 +11,15 @@
 //! knn 1 2 3 4                   # POINT K
 //! ```
 //!
-//! Every number is finite. Sizes, ranges and distances are `>= 0`, box
+//! Every number is finite; the point a `sphere`, `ray`, `nearest`, `cone`
+//! or `knn` query measures from lies within sparti's coordinate limit
+//! ([`MAX_COORDINATE`], 2^60). Sizes, ranges and distances are `>= 0`, box
 //! corners ordered (`MIN <= MAX`), directions and plane normals non-zero,
 //! half-angles in `[0, 180]` degrees, `K` a non-negative integer. An
 //! optional last token `layer=BITS` (decimal, `0x` or `0b`) keeps only the
 //! objects with `layer & BITS != 0`. `frustum` is 3D only.
 
-use sparti::{Aabb, Cone, Filter, Frustum, Plane, Ray, Sphere, Vector};
+use sparti::{Aabb, Cone, Filter, Frustum, MAX_COORDINATE, Plane, Ray, Sphere, Vector};
 
 use crate::scene::{LineError, MAX_ERRORS, lines, parse_bits, parse_f32, vector};
 
@@ -119,6 +121,20 @@ fn parse_line<V: Vector>(line: usize, text: &str) -> Result<Query<V>, String> {
             Ok(x)
         }
     };
+    // Points from which distances are measured stay within sparti's
+    // coordinate limit, like the objects: beyond it squared distances
+    // overflow f32 and answers become meaningless.
+    let point_at = match name.as_str() {
+        "sphere" | "ray" | "nearest" | "cone" | "knn" => Some(0),
+        _ => None,
+    };
+    if let Some(at) = point_at {
+        if let Some(x) = nums[at..at + d].iter().find(|x| x.abs() > MAX_COORDINATE) {
+            return Err(format!(
+                "{name}: coordinate {x:e} is beyond sparti's limit of ±2^60 (about 1.15e18)"
+            ));
+        }
+    }
     let op = match name.as_str() {
         "box" => Op::Box(Aabb::new(v(0), v(d)).map_err(|e| match e {
             sparti::Error::InvertedBox => "box: MIN > MAX on some axis".to_string(),
@@ -289,6 +305,8 @@ mod tests {
             ("sphere 0 0 0 1 layer=", "bad layer"),
             ("sphere 0 0 0 layer=1 1", "last token"),
             ("sphere 0 0 0 1 layer=1 layer=2", "last token"),
+            ("knn 1e20 0 0 1", "limit"),
+            ("ray 0 0 -2e18 0 0 1 5", "limit"),
         ];
         for (q, want) in cases {
             let m = err3(&format!("# c\n{q}\n"));
