@@ -405,6 +405,7 @@ fn every_malformed_query_file_is_rejected_with_its_line() {
         ("ray 0 0 0 1 0 0 -1\n", 1, "negative MAXDIST"),
         ("cone 0 0 0 1 0 0 200 10\n", 1, "half-angle"),
         ("knn 0 0 0 -2\n", 1, "non-negative integer"),
+        ("knn 0 0 3e18 1\n", 1, "beyond sparti's limit"),
         (
             "frustum 0 0 0 1 1 0 0 1 1 0 0 1 1 0 0 1 1 0 0 1 1 0 0 1\n",
             1,
