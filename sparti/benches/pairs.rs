@@ -1,14 +1,17 @@
-//! Moving spheres, one frame per iteration: every object moves (bouncing off
-//! the walls of its cube) and its bounds are updated, then every overlapping
-//! pair is found (`SpatialIndex::pairs` into a reused `Vec`).
+//! Moving spheres (3D) and circles (2D), one frame per iteration: every
+//! object moves (bouncing off the walls of its cube or square) and its bounds
+//! are updated, then every overlapping pair is found (`SpatialIndex::pairs`
+//! into a reused `Vec`).
 //!
-//! Workload: N spheres, radius uniform in [0.5, 1.5], centres uniform in a
-//! cube of side `cbrt(N * 4/3 * pi * 9 / 2)`, which gives each sphere about
-//! two overlapping neighbours (`E[(r1 + r2)^3] = 9`), speed uniform in
-//! [0, 0.1] per frame in a random direction, fixed seed.
+//! Workload: N objects, radius uniform in [0.5, 1.5], centres uniform in a
+//! cube of side `cbrt(N * 4/3 * pi * 9 / 2)` (3D) or a square of side
+//! `sqrt(N * pi * (4 + 1/6) / 2)` (2D), which gives each object about two
+//! overlapping neighbours, speed uniform in [0, 0.1] per frame in a random
+//! direction, fixed seed.
 //!
 //! ```text
-//! cargo bench -p sparti --bench pairs
+//! cargo bench -p sparti --bench pairs                 # everything (~4 min)
+//! cargo bench -p sparti --bench pairs -- pairs3d/bsp  # a filter
 //! ```
 
 use std::hint::black_box;
@@ -17,11 +20,12 @@ use std::time::Duration;
 use criterion::{
     BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
-use glam::Vec3;
+use glam::{Vec2, Vec3};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use sparti::{
-    Aabb, BruteForce, Handle, ObjectDesc, Octree, OrthtreeConfig, Pair, Shape, SpatialIndex,
+    Aabb, BruteForce, Bsp, BspConfig, Handle, ObjectDesc, Orthtree, OrthtreeConfig, Pair, Shape,
+    SpatialIndex, Vector,
 };
 
 const SEED: u64 = 0x5EED;
@@ -31,18 +35,22 @@ const MAX_SPEED: f32 = 0.1;
 /// shape (objects re-filed, idle leaves created).
 const WARM_UP_FRAMES: usize = 10;
 
-/// The moving spheres.
-struct Scene {
-    pos: Vec<Vec3>,
-    vel: Vec<Vec3>,
+/// The moving objects.
+struct Scene<V: Vector> {
+    pos: Vec<V>,
+    vel: Vec<V>,
     radius: Vec<f32>,
     side: f32,
 }
 
-impl Scene {
+impl<V: Vector> Scene<V> {
     fn new(n: usize) -> Self {
         let mut rng = Pcg64::seed_from_u64(SEED);
-        let side = (n as f32 * 4.0 / 3.0 * std::f32::consts::PI * 9.0 / 2.0).cbrt();
+        let side = if V::DIM == 3 {
+            (n as f32 * 4.0 / 3.0 * std::f32::consts::PI * 9.0 / 2.0).cbrt()
+        } else {
+            (n as f32 * std::f32::consts::PI * (4.0 + 1.0 / 6.0) / 2.0).sqrt()
+        };
         let mut s = Scene {
             pos: Vec::with_capacity(n),
             vel: Vec::with_capacity(n),
@@ -51,32 +59,42 @@ impl Scene {
         };
         for _ in 0..n {
             s.radius.push(rng.random_range(RADIUS.0..=RADIUS.1));
-            s.pos.push(Vec3::new(
-                rng.random_range(0.0..side),
-                rng.random_range(0.0..side),
-                rng.random_range(0.0..side),
-            ));
-            // A uniform direction on the sphere.
-            let z: f32 = rng.random_range(-1.0..=1.0);
-            let phi = rng.random_range(0.0..std::f32::consts::TAU);
-            let ring = (1.0 - z * z).max(0.0).sqrt();
-            let dir = Vec3::new(ring * phi.cos(), ring * phi.sin(), z);
+            let mut p = V::ZERO;
+            for i in 0..V::DIM {
+                p = p.with(i, rng.random_range(0.0..side));
+            }
+            s.pos.push(p);
+            // A uniform direction: rejection sampling in the unit ball.
+            let dir = loop {
+                let mut d = V::ZERO;
+                for i in 0..V::DIM {
+                    d = d.with(i, rng.random_range(-1.0..=1.0));
+                }
+                let l = d.length_squared();
+                if l > 1e-4 && l <= 1.0 {
+                    break d / l.sqrt();
+                }
+            };
             s.vel.push(dir * rng.random_range(0.0..=MAX_SPEED));
         }
         s
     }
 
-    /// The region every sphere's box stays in: the cube plus the largest
+    /// The region every object's box stays in: the cube plus the largest
     /// radius.
-    fn world(&self) -> Aabb<Vec3> {
-        Aabb::new(Vec3::splat(-RADIUS.1), Vec3::splat(self.side + RADIUS.1)).expect("finite")
+    fn world(&self) -> Aabb<V> {
+        Aabb::new(
+            V::splat(-RADIUS.1 - 0.01),
+            V::splat(self.side + RADIUS.1 + 0.01),
+        )
+        .expect("finite")
     }
 
-    fn shape(&self, i: usize) -> Shape<Vec3> {
+    fn shape(&self, i: usize) -> Shape<V> {
         Shape::sphere(self.pos[i], self.radius[i])
     }
 
-    fn insert<S: SpatialIndex<Vec3, ()>>(&self, index: &mut S) -> Vec<Handle> {
+    fn insert<S: SpatialIndex<V, ()>>(&self, index: &mut S) -> Vec<Handle> {
         let descs = (0..self.pos.len())
             .map(|i| ObjectDesc::new(self.shape(i), ()))
             .collect();
@@ -85,18 +103,19 @@ impl Scene {
         handles
     }
 
-    /// Moves every sphere (centres bounce off the cube's walls) and updates
-    /// its bounds.
-    fn step<S: SpatialIndex<Vec3, ()>>(&mut self, index: &mut S, handles: &[Handle]) {
+    /// Moves every object (centres bounce off the walls) and updates its
+    /// bounds.
+    fn step<S: SpatialIndex<V, ()>>(&mut self, index: &mut S, handles: &[Handle]) {
         for (i, &h) in handles.iter().enumerate() {
             let mut p = self.pos[i] + self.vel[i];
-            for axis in 0..3 {
-                if p[axis] < 0.0 {
-                    p[axis] = -p[axis];
-                    self.vel[i][axis] = -self.vel[i][axis];
-                } else if p[axis] > self.side {
-                    p[axis] = 2.0 * self.side - p[axis];
-                    self.vel[i][axis] = -self.vel[i][axis];
+            for axis in 0..V::DIM {
+                let (x, v) = (p.get(axis), self.vel[i].get(axis));
+                if x < 0.0 {
+                    p = p.with(axis, -x);
+                    self.vel[i] = self.vel[i].with(axis, -v);
+                } else if x > self.side {
+                    p = p.with(axis, 2.0 * self.side - x);
+                    self.vel[i] = self.vel[i].with(axis, -v);
                 }
             }
             self.pos[i] = p;
@@ -120,20 +139,20 @@ const QUICK: Timing = Timing {
     flat: false,
 };
 const SLOW: Timing = Timing {
-    seconds: 8,
+    seconds: 6,
     flat: true,
 };
 
 /// A structure holding a warmed-up scene.
-struct Bench<S> {
-    scene: Scene,
+struct Bench<V: Vector, S> {
+    scene: Scene<V>,
     index: S,
     handles: Vec<Handle>,
     pairs: Vec<Pair>,
 }
 
-impl<S: SpatialIndex<Vec3, ()>> Bench<S> {
-    fn new(name: &str, n: usize, make: impl FnOnce(&Scene) -> S) -> Self {
+impl<V: Vector, S: SpatialIndex<V, ()>> Bench<V, S> {
+    fn new(name: &str, n: usize, make: impl FnOnce(&Scene<V>) -> S) -> Self {
         let scene = Scene::new(n);
         let mut index = make(&scene);
         let handles = scene.insert(&mut index);
@@ -149,11 +168,14 @@ impl<S: SpatialIndex<Vec3, ()>> Bench<S> {
         // One frame's figures, for the record (not timed).
         b.index.reset_counters();
         b.frame();
-        let (tests, st) = (b.index.counters().pair_tests, b.index.stats());
+        let (c, st) = (b.index.counters(), b.index.stats());
         eprintln!(
-            "{name}/{n}: {} pairs, {tests} pair tests ({:.1} per object), {} nodes, depth {}",
+            "{}d/{name}/{n}: {} pairs, {} pair tests ({:.1} per object), {} bound tests, {} nodes, depth {}",
+            V::DIM,
             b.pairs.len(),
-            tests as f64 / n as f64,
+            c.pair_tests,
+            c.pair_tests as f64 / n as f64,
+            c.bound_tests,
             st.nodes,
             st.max_depth
         );
@@ -170,14 +192,14 @@ impl<S: SpatialIndex<Vec3, ()>> Bench<S> {
 
 /// Benchmarks one structure on one scene size. The scene is built and
 /// warmed up on first use, so benchmarks left out by a filter cost nothing.
-fn bench_one<S: SpatialIndex<Vec3, ()>>(
+fn bench_one<V: Vector, S: SpatialIndex<V, ()>>(
     c: &mut Criterion,
     name: &str,
     n: usize,
     timing: Timing,
-    make: impl FnOnce(&Scene) -> S,
+    make: impl FnOnce(&Scene<V>) -> S,
 ) {
-    let mut group = c.benchmark_group("pairs");
+    let mut group = c.benchmark_group(format!("pairs{}d", V::DIM));
     group
         .sample_size(10)
         .warm_up_time(Duration::from_secs(1))
@@ -189,7 +211,7 @@ fn bench_one<S: SpatialIndex<Vec3, ()>>(
         })
         .throughput(Throughput::Elements(n as u64));
     let mut make = Some(make);
-    let mut bench: Option<Bench<S>> = None;
+    let mut bench: Option<Bench<V, S>> = None;
     group.bench_function(BenchmarkId::new(name, n), |b| {
         let bench =
             bench.get_or_insert_with(|| Bench::new(name, n, make.take().expect("built once")));
@@ -198,23 +220,42 @@ fn bench_one<S: SpatialIndex<Vec3, ()>>(
     group.finish();
 }
 
-/// The octree with the default settings (minimum node size 1), its world
-/// set to the region the spheres stay in, so it never grows.
-fn octree(scene: &Scene) -> Octree<()> {
-    Octree::with_config(OrthtreeConfig {
+/// The octree or quadtree with the default settings (minimum node size 1),
+/// its world set to the region the objects stay in, so it never grows.
+fn orthtree<V: Vector>(scene: &Scene<V>) -> Orthtree<V, ()> {
+    Orthtree::with_config(OrthtreeConfig {
         world: Some(scene.world()),
         ..Default::default()
     })
     .expect("valid configuration")
 }
 
-fn pairs(c: &mut Criterion) {
-    for (n, timing) in [(1_000, QUICK), (10_000, QUICK), (100_000, SLOW)] {
-        bench_one(c, "octree", n, timing, octree);
+/// The BSP with the default settings, its world the objects' region.
+fn bsp<V: Vector>(scene: &Scene<V>) -> Bsp<V, ()> {
+    Bsp::with_config(BspConfig {
+        world: Some(scene.world()),
+        ..Default::default()
+    })
+    .expect("valid configuration")
+}
+
+/// Every structure of one dimension.
+fn dimension<V: Vector>(c: &mut Criterion, tree: &str, bsp_name: &str) {
+    let sizes = [(1_000, QUICK), (10_000, QUICK), (100_000, SLOW)];
+    for (n, timing) in sizes {
+        bench_one::<V, _>(c, tree, n, timing, orthtree);
+    }
+    for (n, timing) in sizes {
+        bench_one::<V, _>(c, bsp_name, n, timing, bsp);
     }
     for (n, timing) in [(1_000, QUICK), (10_000, SLOW)] {
-        bench_one(c, "brute_force", n, timing, |_| BruteForce::new());
+        bench_one::<V, _>(c, "brute_force", n, timing, |_| BruteForce::new());
     }
+}
+
+fn pairs(c: &mut Criterion) {
+    dimension::<Vec3>(c, "octree", "bsp");
+    dimension::<Vec2>(c, "quadtree", "bsp");
 }
 
 criterion_group!(benches, pairs);

@@ -257,3 +257,19 @@ fn bad_configurations_are_refused() {
         Err(Error::InvalidConfig(_))
     ));
 }
+
+#[test]
+fn a_cone_open_all_around_sees_straight_behind() {
+    let c = Cone::new(
+        Vec3::ZERO,
+        Vec3::new(0.3, -0.7, 0.2),
+        core::f32::consts::PI,
+        10.0,
+    )
+    .unwrap();
+    for i in 1..100 {
+        let p = -Vec3::new(0.3, -0.7, 0.2) * (i as f32 * 0.0917);
+        assert!(c.contains_point(p), "{p}");
+    }
+    assert!(!c.contains_point(Vec3::splat(20.0)));
+}

@@ -61,7 +61,9 @@ impl<V: Vector> Cone<V> {
         if len2 > self.range * self.range {
             return false;
         }
-        if len2 == 0.0 {
+        if len2 == 0.0 || self.half_angle >= core::f32::consts::PI {
+            // The apex itself, or a cone open all around: in range is enough
+            // (rounding in the dot product would miss points straight behind).
             return true;
         }
         d.dot(self.dir) >= self.cos_half_angle * len2.sqrt()
