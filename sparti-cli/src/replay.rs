@@ -19,7 +19,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use sparti::{Handle, Neighbor, ObjectDesc, RayHit, SpatialIndex, Sphere, Vector};
+use sparti::{Handle, Neighbor, ObjectDesc, RayHit, SpatialIndex, Vector};
 
 use crate::queries::{Op, Query};
 use crate::scene::{Frame, LineError, Row, Scene};
@@ -130,21 +130,6 @@ impl<V: Vector, S: SpatialIndex<V, u64>> Replayer<V, S> {
         match &q.op {
             Op::Box(b) => self.index.query(b, f, &mut handles),
             Op::Sphere(s) => self.index.query(s, f, &mut handles),
-            Op::Cone(c) if c.half_angle >= core::f32::consts::PI => {
-                // A 180-degree cone holds every centre in range, but sparti's
-                // `Cone::contains_point` (`dot >= cos(pi) * len` in f32) misses
-                // some centres straight behind the apex: take the ball's
-                // objects and keep those whose centre is in range.
-                if let Ok(ball) = Sphere::new(c.apex, c.range) {
-                    self.index.query(&ball, f, &mut handles);
-                    let r2 = c.range * c.range;
-                    handles.retain(|&h| {
-                        self.index
-                            .get(h)
-                            .is_ok_and(|o| o.shape.center().distance_squared(c.apex) <= r2)
-                    });
-                }
-            }
             Op::Cone(c) => self.index.query(c, f, &mut handles),
             Op::Frustum(fr) => self.index.query(fr, f, &mut handles),
             Op::Ray(ray, max) => {
