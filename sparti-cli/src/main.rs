@@ -1,0 +1,283 @@
+//! `sparti`: replay a recorded scene through any sparti structure and print
+//! what it finds (`pairs`) or what it answers (`query`).
+//!
+//! Exit codes: 0 on success, 2 on bad input (a malformed scene or query
+//! file, an unknown or unsuitable index, a frame not in the scene, an
+//! unreadable file; clap's usage errors too), 1 when stdout cannot be
+//! written. On exit code 2 nothing is written to stdout: the whole output
+//! is built first, then written at once.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use sparti::glam::{Vec2, Vec3};
+use sparti::{BruteForce, Bsp2, Bsp3, Octree, Quadtree, SpatialIndex, Vector};
+use sparti_cli::queries::{Query, parse_queries};
+use sparti_cli::replay;
+use sparti_cli::scene::{Dim, LineError, Scene, parse_scene};
+
+/// Replay recorded game scenes through sparti's spatial structures.
+#[derive(Parser)]
+#[command(name = "sparti", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Every overlapping pair of every frame, as CSV `frame,a,b` (a < b,
+    /// sorted by frame, a, b).
+    Pairs {
+        /// The scene file (CSV, see the README).
+        scene: PathBuf,
+        /// The structure to replay the scene through (default: octree in
+        /// 3D, quadtree in 2D).
+        #[arg(long, value_enum)]
+        index: Option<IndexName>,
+        /// Only this frame's pairs (the scene is still replayed from its
+        /// first frame). It must be a frame number present in the scene.
+        #[arg(long, allow_negative_numbers = true)]
+        frame: Option<i64>,
+    },
+    /// Answers the queries of a file on the last frame (or on --frame), as
+    /// CSV `query,id,distance`.
+    Query {
+        /// The scene file (CSV, see the README).
+        scene: PathBuf,
+        /// The query file: one query per line (see the README).
+        queries: PathBuf,
+        /// The structure to replay the scene through (default: octree in
+        /// 3D, quadtree in 2D).
+        #[arg(long, value_enum)]
+        index: Option<IndexName>,
+        /// Run the queries on this frame instead of the last. It must be a
+        /// frame number present in the scene.
+        #[arg(long, allow_negative_numbers = true)]
+        frame: Option<i64>,
+    },
+}
+
+/// The structures, by their command-line names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum IndexName {
+    /// Every object against every other (2D and 3D).
+    Brute,
+    /// The octree (3D).
+    Octree,
+    /// The loose octree (3D).
+    LooseOctree,
+    /// The quadtree (2D).
+    Quadtree,
+    /// The loose quadtree (2D).
+    LooseQuadtree,
+    /// The axis-aligned BSP tree (2D and 3D).
+    Bsp,
+}
+
+impl IndexName {
+    fn name(self) -> &'static str {
+        match self {
+            IndexName::Brute => "brute",
+            IndexName::Octree => "octree",
+            IndexName::LooseOctree => "loose-octree",
+            IndexName::Quadtree => "quadtree",
+            IndexName::LooseQuadtree => "loose-quadtree",
+            IndexName::Bsp => "bsp",
+        }
+    }
+
+    /// The one dimension the structure works in, `None` for both.
+    fn dim(self) -> Option<Dim> {
+        match self {
+            IndexName::Brute | IndexName::Bsp => None,
+            IndexName::Octree | IndexName::LooseOctree => Some(Dim::Three),
+            IndexName::Quadtree | IndexName::LooseQuadtree => Some(Dim::Two),
+        }
+    }
+
+    /// The default for a scene: the best structure for its dimension.
+    fn default_for(dim: Dim) -> Self {
+        match dim {
+            Dim::Two => IndexName::Quadtree,
+            Dim::Three => IndexName::Octree,
+        }
+    }
+}
+
+/// What to compute once the scene is replayed.
+enum Job<V: Vector> {
+    /// `pairs`, for every frame or one (its position in the scene).
+    Pairs(Option<usize>),
+    /// `query`, on the frame at this position (the last when `None`).
+    Query(Option<usize>, Vec<Query<V>>),
+}
+
+/// A job of either dimension.
+enum AnyJob {
+    Two(Job<Vec2>),
+    Three(Job<Vec3>),
+}
+
+/// Parsed queries of either dimension.
+enum AnyQueries {
+    Two(Vec<Query<Vec2>>),
+    Three(Vec<Query<Vec3>>),
+}
+
+/// A failure: the message for stderr (exit code 2).
+struct Failure(String);
+
+impl Failure {
+    fn at(file: &Path, errors: &[LineError]) -> Self {
+        let lines: Vec<String> = errors
+            .iter()
+            .map(|e| format!("{}:{}: {}", file.display(), e.line, e.message))
+            .collect();
+        Failure(lines.join("\n"))
+    }
+}
+
+/// Runs one job through one structure.
+fn execute<V: Vector, S: SpatialIndex<V, u64>>(
+    index: S,
+    name: IndexName,
+    scene: &Scene,
+    job: &Job<V>,
+) -> Result<String, LineError> {
+    let mut out = String::new();
+    match job {
+        Job::Pairs(only) => replay::pairs(index, name.name(), scene, *only, &mut out)?,
+        Job::Query(at, qs) => replay::queries(index, name.name(), scene, *at, qs, &mut out)?,
+    }
+    Ok(out)
+}
+
+/// The one place that maps names to structures: one line per structure
+/// and dimension. `None` when the structure is not in this build.
+fn dispatch(name: IndexName, scene: &Scene, job: &AnyJob) -> Option<Result<String, LineError>> {
+    Some(match (name, job) {
+        (IndexName::Brute, AnyJob::Two(j)) => {
+            execute(BruteForce::<Vec2, u64>::new(), name, scene, j)
+        }
+        (IndexName::Brute, AnyJob::Three(j)) => {
+            execute(BruteForce::<Vec3, u64>::new(), name, scene, j)
+        }
+        (IndexName::Octree, AnyJob::Three(j)) => execute(Octree::<u64>::new(), name, scene, j),
+        (IndexName::Quadtree, AnyJob::Two(j)) => execute(Quadtree::<u64>::new(), name, scene, j),
+        (IndexName::Bsp, AnyJob::Two(j)) => execute(Bsp2::<u64>::new(), name, scene, j),
+        (IndexName::Bsp, AnyJob::Three(j)) => execute(Bsp3::<u64>::new(), name, scene, j),
+        // Not in this build (or asked in the wrong dimension, checked before).
+        _ => return None,
+    })
+}
+
+/// Reads a whole file.
+fn read(path: &Path) -> Result<Vec<u8>, Failure> {
+    std::fs::read(path)
+        .map_err(|e| Failure(format!("{}: cannot read the file: {e}", path.display())))
+}
+
+/// Finds frame `n`'s position in the scene.
+fn frame_position(path: &Path, scene: &Scene, n: Option<i64>) -> Result<Option<usize>, Failure> {
+    let Some(n) = n else { return Ok(None) };
+    scene.frame_index(n).map(Some).ok_or_else(|| {
+        let has = match (scene.frames.first(), scene.frames.last()) {
+            (Some(a), Some(b)) => format!(
+                "it has {} frame{} numbered {} to {}",
+                scene.frames.len(),
+                if scene.frames.len() == 1 { "" } else { "s" },
+                a.number,
+                b.number
+            ),
+            _ => "it has no frames".to_string(),
+        };
+        Failure(format!(
+            "{}: frame {n} is not in the scene ({has})",
+            path.display()
+        ))
+    })
+}
+
+fn run(cli: Cli) -> Result<String, Failure> {
+    let (scene_path, queries_path, index, frame) = match &cli.command {
+        Command::Pairs {
+            scene,
+            index,
+            frame,
+        } => (scene, None, *index, *frame),
+        Command::Query {
+            scene,
+            queries,
+            index,
+            frame,
+        } => (scene, Some(queries), *index, *frame),
+    };
+    let scene_bytes = read(scene_path)?;
+    let queries_bytes = queries_path.map(|p| read(p)).transpose()?;
+    let scene = parse_scene(&scene_bytes).map_err(|e| Failure::at(scene_path, &e))?;
+    // Both files are checked before the frame number.
+    let parsed = match (&queries_bytes, queries_path) {
+        (Some(bytes), Some(path)) => Some(match scene.dim {
+            Dim::Two => AnyQueries::Two(parse_queries(bytes).map_err(|e| Failure::at(path, &e))?),
+            Dim::Three => {
+                AnyQueries::Three(parse_queries(bytes).map_err(|e| Failure::at(path, &e))?)
+            }
+        }),
+        _ => None,
+    };
+    let at = frame_position(scene_path, &scene, frame)?;
+    let job = match (parsed, scene.dim) {
+        (Some(AnyQueries::Two(q)), _) => AnyJob::Two(Job::Query(at, q)),
+        (Some(AnyQueries::Three(q)), _) => AnyJob::Three(Job::Query(at, q)),
+        (None, Dim::Two) => AnyJob::Two(Job::Pairs(at)),
+        (None, Dim::Three) => AnyJob::Three(Job::Pairs(at)),
+    };
+    let name = index.unwrap_or(IndexName::default_for(scene.dim));
+    if let Some(d) = name.dim() {
+        if d != scene.dim {
+            return Err(Failure(format!(
+                "index {} is a {d} structure and {} is a {} scene (use {} or brute)",
+                name.name(),
+                scene_path.display(),
+                scene.dim,
+                IndexName::default_for(scene.dim).name()
+            )));
+        }
+    }
+    match dispatch(name, &scene, &job) {
+        Some(out) => out.map_err(|e| Failure::at(scene_path, &[e])),
+        None => Err(Failure(format!(
+            "index {} is not available in this build",
+            name.name()
+        ))),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(out) => {
+            let mut stdout = std::io::stdout().lock();
+            match stdout
+                .write_all(out.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
+                Ok(()) => ExitCode::SUCCESS,
+                // A closed pipe (`| head`) is the reader's choice, not an error.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(e) => {
+                    let _ = writeln!(std::io::stderr(), "sparti: cannot write the output: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+        Err(Failure(message)) => {
+            // Not eprintln!, which panics when stderr is a closed pipe.
+            let _ = writeln!(std::io::stderr(), "{message}");
+            ExitCode::from(2)
+        }
+    }
+}
