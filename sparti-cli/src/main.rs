@@ -13,7 +13,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use sparti::glam::{Vec2, Vec3};
-use sparti::{BruteForce, Bsp2, Bsp3, Octree, Quadtree, SpatialIndex, Vector};
+use sparti::{
+    BruteForce, Bsp2, Bsp3, LooseOctree, LooseQuadtree, Octree, Quadtree, SpatialIndex, Vector,
+};
 use sparti_cli::queries::{Query, parse_queries};
 use sparti_cli::replay;
 use sparti_cli::scene::{Dim, LineError, Scene, parse_scene};
@@ -169,6 +171,12 @@ fn dispatch(name: IndexName, scene: &Scene, job: &AnyJob) -> Option<Result<Strin
         (IndexName::Quadtree, AnyJob::Two(j)) => execute(Quadtree::<u64>::new(), name, scene, j),
         (IndexName::Bsp, AnyJob::Two(j)) => execute(Bsp2::<u64>::new(), name, scene, j),
         (IndexName::Bsp, AnyJob::Three(j)) => execute(Bsp3::<u64>::new(), name, scene, j),
+        (IndexName::LooseOctree, AnyJob::Three(j)) => {
+            execute(LooseOctree::<u64>::new(), name, scene, j)
+        }
+        (IndexName::LooseQuadtree, AnyJob::Two(j)) => {
+            execute(LooseQuadtree::<u64>::new(), name, scene, j)
+        }
         // Not in this build (or asked in the wrong dimension, checked before).
         _ => return None,
     })

@@ -13,10 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The structures this build must provide, per dimension.
-const INDEXES_2D: &[&str] = &["brute", "quadtree", "bsp"];
-const INDEXES_3D: &[&str] = &["brute", "octree", "bsp"];
-/// Names the tool knows but this build lacks.
-const UNAVAILABLE: &[&str] = &["loose-octree", "loose-quadtree"];
+const INDEXES_2D: &[&str] = &["brute", "quadtree", "loose-quadtree", "bsp"];
+const INDEXES_3D: &[&str] = &["brute", "octree", "loose-octree", "bsp"];
 
 /// The shipped scenes: (name, indexes, frame for a `--frame` run).
 const SCENES: &[(&str, &[&str], i64)] = &[("discs2d", INDEXES_2D, 1), ("bullets3d", INDEXES_3D, 2)];
@@ -142,21 +140,10 @@ fn shipped_outputs_cover_every_query_kind() {
 }
 
 #[test]
-fn unavailable_and_unsuitable_indexes_are_clear_errors() {
+fn unsuitable_indexes_are_clear_errors() {
     let s2 = scene_path("discs2d", "csv");
     let s3 = scene_path("bullets3d", "csv");
     let (s2, s3) = (s2.to_str().unwrap(), s3.to_str().unwrap());
-    for name in UNAVAILABLE {
-        let scene = if name.contains("quad") { s2 } else { s3 };
-        let out = sparti(&["pairs", scene, "--index", name]);
-        assert_eq!(out.status.code(), Some(2), "{name}");
-        assert!(out.stdout.is_empty());
-        let err = text(&out.stderr);
-        assert!(
-            err.contains(&format!("index {name} is not available in this build")),
-            "{err}"
-        );
-    }
     for (scene, name) in [
         (s2, "octree"),
         (s2, "loose-octree"),
