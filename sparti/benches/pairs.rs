@@ -24,8 +24,8 @@ use glam::{Vec2, Vec3};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use sparti::{
-    Aabb, BruteForce, Bsp, BspConfig, Handle, ObjectDesc, Orthtree, OrthtreeConfig, Pair, Shape,
-    SpatialIndex, Vector,
+    Aabb, BruteForce, Bsp, BspConfig, Handle, LooseConfig, LooseOrthtree, ObjectDesc, Orthtree,
+    OrthtreeConfig, Pair, Shape, SpatialIndex, Vector,
 };
 
 const SEED: u64 = 0x5EED;
@@ -230,6 +230,16 @@ fn orthtree<V: Vector>(scene: &Scene<V>) -> Orthtree<V, ()> {
     .expect("valid configuration")
 }
 
+/// The loose octree or quadtree with the default settings (looseness 2),
+/// its world the objects' region.
+fn loose<V: Vector>(scene: &Scene<V>) -> LooseOrthtree<V, ()> {
+    LooseOrthtree::with_config(LooseConfig {
+        world: Some(scene.world()),
+        ..Default::default()
+    })
+    .expect("valid configuration")
+}
+
 /// The BSP with the default settings, its world the objects' region.
 fn bsp<V: Vector>(scene: &Scene<V>) -> Bsp<V, ()> {
     Bsp::with_config(BspConfig {
@@ -240,10 +250,13 @@ fn bsp<V: Vector>(scene: &Scene<V>) -> Bsp<V, ()> {
 }
 
 /// Every structure of one dimension.
-fn dimension<V: Vector>(c: &mut Criterion, tree: &str, bsp_name: &str) {
+fn dimension<V: Vector>(c: &mut Criterion, tree: &str, loose_name: &str, bsp_name: &str) {
     let sizes = [(1_000, QUICK), (10_000, QUICK), (100_000, SLOW)];
     for (n, timing) in sizes {
         bench_one::<V, _>(c, tree, n, timing, orthtree);
+    }
+    for (n, timing) in sizes {
+        bench_one::<V, _>(c, loose_name, n, timing, loose);
     }
     for (n, timing) in sizes {
         bench_one::<V, _>(c, bsp_name, n, timing, bsp);
@@ -254,8 +267,8 @@ fn dimension<V: Vector>(c: &mut Criterion, tree: &str, bsp_name: &str) {
 }
 
 fn pairs(c: &mut Criterion) {
-    dimension::<Vec3>(c, "octree", "bsp");
-    dimension::<Vec2>(c, "quadtree", "bsp");
+    dimension::<Vec3>(c, "octree", "loose_octree", "bsp");
+    dimension::<Vec2>(c, "quadtree", "loose_quadtree", "bsp");
 }
 
 criterion_group!(benches, pairs);
