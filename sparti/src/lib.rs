@@ -14,12 +14,17 @@
 //! |---|---|---|
 //! | dynamic octree (S1) | 3D | [`Octree`] |
 //! | quadtree (S2) | 2D | [`Quadtree`] |
-//! | axis-aligned BSP (S4): splits across the largest side, for 2.5D worlds | 2D, 3D | [`Bsp2`], [`Bsp3`] ([`Bsp`]) |
 //! | loose octree, loose quadtree (S3) | 3D, 2D | [`LooseOctree`], [`LooseQuadtree`] |
+//! | axis-aligned BSP (S4): splits across the largest side, for 2.5D worlds | 2D, 3D | [`Bsp2`], [`Bsp3`] ([`Bsp`]) |
 //! | brute force (S5) | 2D, 3D | [`BruteForce`] |
 //!
 //! 2D and 3D share one source: every type is generic over a [`Vector`],
 //! implemented for [`glam::Vec2`] and [`glam::Vec3`].
+//!
+//! Beside the structures, and working with any of them: the query regions
+//! ([`Aabb`], [`Sphere`], [`Frustum`], [`Cone`] through [`Region`]), rays
+//! ([`Ray`]), k-nearest ([`SpatialIndex::nearest_k`]), contact records
+//! ([`SpatialIndex::contacts`]), the [`LayerMatrix`] and [`ContactEvents`].
 //!
 //! # Example
 //! ```
