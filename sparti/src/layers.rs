@@ -18,6 +18,24 @@
 /// assert!(!m.collides(1 << ROCKET, 1 << BONUS));
 /// assert!(m.collides(1 << HERO, 1 << BONUS)); // the hero picks them up
 /// assert!(m.collides(1 << HERO | 1 << ROCKET, 1 << BONUS)); // any bit will do
+///
+/// // In a structure: the rocket passes through the bonus, the hero meets it.
+/// use glam::Vec2;
+/// use sparti::{ObjectDesc, Quadtree, Shape, SpatialIndex};
+/// let mut world = Quadtree::<&str>::new();
+/// world.set_layer_matrix(m);
+/// let at = |x: f32| Shape::sphere(Vec2::new(x, 0.0), 1.0);
+/// world.insert(ObjectDesc::new(at(0.0), "bonus").with_layer(1 << BONUS)).unwrap();
+/// world.insert(ObjectDesc::new(at(1.0), "rocket").with_layer(1 << ROCKET)).unwrap();
+/// world.insert(ObjectDesc::new(at(-1.0), "hero").with_layer(1 << HERO)).unwrap();
+/// let mut contacts = Vec::new();
+/// world.contacts(&mut contacts);
+/// let names: Vec<_> = contacts
+///     .iter()
+///     .map(|c| (world.get(c.a).unwrap().value, world.get(c.b).unwrap().value))
+///     .collect();
+/// // bonus-hero and rocket-hero (they touch at x = 0), never bonus-rocket.
+/// assert_eq!(names, vec![("bonus", "hero"), ("rocket", "hero")]);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LayerMatrix {
