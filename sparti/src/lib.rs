@@ -66,6 +66,7 @@ mod layers;
 mod loose;
 mod orthtree;
 mod store;
+mod traverse;
 
 pub use brute::BruteForce;
 pub use bsp::{Bsp, Bsp2, Bsp3, BspConfig};

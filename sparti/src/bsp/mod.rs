@@ -7,16 +7,16 @@
 
 mod insert;
 mod pairs;
-mod queries;
 mod update;
 mod validate;
 
 use glam::{Vec2, Vec3};
 
 use crate::geometry::{Aabb, Ray, Region, Shape, Vector};
-use crate::index::{Item, Knn, Neighbor};
+use crate::index::{Item, Neighbor};
 use crate::orthtree::{MAX_COORDINATE, NodeState, within_limits};
 use crate::store::{NONE, Store};
+use crate::traverse::{Scratch, Tree, TreeNode};
 use crate::{
     Counters, Error, Filter, Handle, LayerMatrix, Object, ObjectDesc, OutOfBounds, RayHit,
     SpatialIndex, TreeStats, ValidationError,
@@ -227,15 +227,15 @@ pub struct Bsp<V: Vector, T> {
     evicted: Vec<(Handle, T)>,
     matrix: LayerMatrix,
     counters: Counters,
+    /// Buffers of the shared queries.
+    scratch: Scratch,
     /// Nodes examined by updates to find objects' new nodes.
     update_visits: u64,
     // Scratch buffers, kept to avoid allocating per operation.
     work: Vec<(u32, u32)>,
     stack: Vec<(u32, u32)>,
     ancestors: Vec<Item<V>>,
-    ray_stack: Vec<(f32, u32)>,
     pair_stack: Vec<(u32, u32, u32)>,
-    knn: Knn,
 }
 
 /// The 2D BSP: splits alternate between X and Y by the cells' shape.
@@ -286,13 +286,12 @@ impl<V: Vector, T> Bsp<V, T> {
             evicted: Vec::new(),
             matrix: LayerMatrix::ALL,
             counters: Counters::default(),
+            scratch: Scratch::default(),
             update_visits: 0,
             work: Vec::new(),
             stack: Vec::new(),
             ancestors: Vec::new(),
-            ray_stack: Vec::new(),
             pair_stack: Vec::new(),
-            knn: Knn::default(),
         })
     }
 
@@ -498,22 +497,49 @@ impl<V: Vector, T> SpatialIndex<V, T> for Bsp<V, T> {
 
     fn query<R: Region<V>>(&mut self, region: &R, filter: Filter, out: &mut Vec<Handle>) {
         self.build_pending();
-        self.query_region(region, filter, out);
+        Tree {
+            nodes: &self.nodes,
+            root: self.root,
+            store: &self.store,
+        }
+        .query(&mut self.scratch, &mut self.counters, region, filter, out);
     }
 
     fn ray_nearest(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter) -> Option<RayHit<V>> {
         self.build_pending();
-        self.cast_nearest(ray, max_dist, filter)
+        Tree {
+            nodes: &self.nodes,
+            root: self.root,
+            store: &self.store,
+        }
+        .ray_nearest(&mut self.scratch, &mut self.counters, ray, max_dist, filter)
     }
 
     fn ray_all(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter, out: &mut Vec<RayHit<V>>) {
         self.build_pending();
-        self.cast_all(ray, max_dist, filter, out);
+        Tree {
+            nodes: &self.nodes,
+            root: self.root,
+            store: &self.store,
+        }
+        .ray_all(
+            &mut self.scratch,
+            &mut self.counters,
+            ray,
+            max_dist,
+            filter,
+            out,
+        );
     }
 
     fn nearest_k(&mut self, point: V, k: usize, filter: Filter, out: &mut Vec<Neighbor>) {
         self.build_pending();
-        self.nearest(point, k, filter, out);
+        Tree {
+            nodes: &self.nodes,
+            root: self.root,
+            store: &self.store,
+        }
+        .nearest(&mut self.scratch, &mut self.counters, point, k, filter, out);
     }
 
     fn set_layer_matrix(&mut self, matrix: LayerMatrix) {
@@ -551,5 +577,20 @@ impl<V: Vector, T> SpatialIndex<V, T> for Bsp<V, T> {
 
     fn validate(&self) -> Result<(), ValidationError> {
         self.check_invariants()
+    }
+}
+
+impl<V: Vector> TreeNode<V> for Node<V> {
+    #[inline]
+    fn bounds(&self) -> &Aabb<V> {
+        &self.bounds
+    }
+    #[inline]
+    fn items(&self) -> &[Item<V>] {
+        &self.items
+    }
+    #[inline]
+    fn children(&self) -> &[u32] {
+        &self.children
     }
 }

@@ -26,19 +26,16 @@
 
 mod insert;
 mod pairs;
-mod queries;
 mod update;
 mod validate;
-
-use core::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 use glam::{Vec2, Vec3};
 
 use crate::geometry::{Aabb, Ray, Region, Shape, Vector};
-use crate::index::{Candidate, Item, Knn, Neighbor};
+use crate::index::{Item, Neighbor};
 use crate::orthtree::{MAX_COORDINATE, NodeState, within_limits};
 use crate::store::{NONE, Store};
+use crate::traverse::{Scratch, Tree, TreeNode};
 use crate::{
     Counters, Error, Filter, Handle, LayerMatrix, Object, ObjectDesc, OutOfBounds, RayHit,
     SpatialIndex, TreeStats, ValidationError,
@@ -219,19 +216,18 @@ pub struct LooseOrthtree<V: Vector, T> {
     evicted: Vec<(Handle, T)>,
     matrix: LayerMatrix,
     counters: Counters,
+    /// Buffers of the shared queries.
+    scratch: Scratch,
     moves: LooseUpdateCounts,
     // Scratch buffers, kept to avoid allocating per operation.
     work: Vec<(u32, u32)>,
     stack: Vec<u32>,
-    region_stack: Vec<(u32, bool)>,
     walk: Vec<u32>,
     cands: Vec<Item<V>>,
     pair_stack: Vec<(u32, u32, u32)>,
     cross_stack: Vec<(u32, u32)>,
     /// Per node, the box around its subtree's objects (pair search).
     sub_bounds: Vec<Aabb<V>>,
-    ray_heap: BinaryHeap<Reverse<Candidate>>,
-    knn: Knn,
 }
 
 /// The loose octree (S3, 3D).
@@ -294,17 +290,15 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             evicted: Vec::new(),
             matrix: LayerMatrix::ALL,
             counters: Counters::default(),
+            scratch: Scratch::default(),
             moves: LooseUpdateCounts::default(),
             work: Vec::new(),
             stack: Vec::new(),
-            region_stack: Vec::new(),
             walk: Vec::new(),
             cands: Vec::new(),
             pair_stack: Vec::new(),
             cross_stack: Vec::new(),
             sub_bounds: Vec::new(),
-            ray_heap: BinaryHeap::new(),
-            knn: Knn::default(),
         };
         t.make_preset_root();
         Ok(t)
@@ -592,22 +586,49 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
 
     fn query<R: Region<V>>(&mut self, region: &R, filter: Filter, out: &mut Vec<Handle>) {
         self.build_pending();
-        self.query_region(region, filter, out);
+        Tree {
+            nodes: &self.nodes,
+            root: self.root,
+            store: &self.store,
+        }
+        .query(&mut self.scratch, &mut self.counters, region, filter, out);
     }
 
     fn ray_nearest(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter) -> Option<RayHit<V>> {
         self.build_pending();
-        self.cast_nearest(ray, max_dist, filter)
+        Tree {
+            nodes: &self.nodes,
+            root: self.root,
+            store: &self.store,
+        }
+        .ray_nearest(&mut self.scratch, &mut self.counters, ray, max_dist, filter)
     }
 
     fn ray_all(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter, out: &mut Vec<RayHit<V>>) {
         self.build_pending();
-        self.cast_all(ray, max_dist, filter, out);
+        Tree {
+            nodes: &self.nodes,
+            root: self.root,
+            store: &self.store,
+        }
+        .ray_all(
+            &mut self.scratch,
+            &mut self.counters,
+            ray,
+            max_dist,
+            filter,
+            out,
+        );
     }
 
     fn nearest_k(&mut self, point: V, k: usize, filter: Filter, out: &mut Vec<Neighbor>) {
         self.build_pending();
-        self.nearest(point, k, filter, out);
+        Tree {
+            nodes: &self.nodes,
+            root: self.root,
+            store: &self.store,
+        }
+        .nearest(&mut self.scratch, &mut self.counters, point, k, filter, out);
     }
 
     fn set_layer_matrix(&mut self, matrix: LayerMatrix) {
@@ -647,5 +668,20 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
 
     fn validate(&self) -> Result<(), ValidationError> {
         self.check_invariants()
+    }
+}
+
+impl<V: Vector> TreeNode<V> for Node<V> {
+    #[inline]
+    fn bounds(&self) -> &Aabb<V> {
+        &self.loose
+    }
+    #[inline]
+    fn items(&self) -> &[Item<V>] {
+        &self.items
+    }
+    #[inline]
+    fn children(&self) -> &[u32] {
+        &self.children
     }
 }

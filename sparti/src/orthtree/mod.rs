@@ -7,15 +7,15 @@
 
 mod insert;
 mod pairs;
-mod queries;
 mod update;
 mod validate;
 
 use glam::{Vec2, Vec3};
 
 use crate::geometry::{Aabb, Ray, Region, Shape, Vector};
-use crate::index::{Item, Knn, Neighbor};
+use crate::index::{Item, Neighbor};
 use crate::store::{NONE, Store};
+use crate::traverse::{Scratch, Tree, TreeNode};
 use crate::{
     Counters, Error, Filter, Handle, LayerMatrix, Object, ObjectDesc, RayHit, SpatialIndex,
     TreeStats, ValidationError,
@@ -152,14 +152,14 @@ pub struct Orthtree<V: Vector, T> {
     evicted: Vec<(Handle, T)>,
     matrix: LayerMatrix,
     counters: Counters,
+    /// Buffers of the shared queries.
+    scratch: Scratch,
     // Scratch buffers, kept to avoid allocating per operation.
     work: Vec<(u32, u32)>,
     stack: Vec<(u32, u32)>,
     ancestors: Vec<Item<V>>,
     sorted: Vec<Item<V>>,
-    ray_stack: Vec<(f32, u32)>,
     pair_stack: Vec<(u32, u32, u32)>,
-    knn: Knn,
 }
 
 /// The octree (S1).
@@ -211,13 +211,12 @@ impl<V: Vector, T> Orthtree<V, T> {
             evicted: Vec::new(),
             matrix: LayerMatrix::ALL,
             counters: Counters::default(),
+            scratch: Scratch::default(),
             work: Vec::new(),
             stack: Vec::new(),
             ancestors: Vec::new(),
             sorted: Vec::new(),
-            ray_stack: Vec::new(),
             pair_stack: Vec::new(),
-            knn: Knn::default(),
         })
     }
 
@@ -364,22 +363,49 @@ impl<V: Vector, T> SpatialIndex<V, T> for Orthtree<V, T> {
 
     fn query<R: Region<V>>(&mut self, region: &R, filter: Filter, out: &mut Vec<Handle>) {
         self.build_pending();
-        self.query_region(region, filter, out);
+        Tree {
+            nodes: &self.nodes,
+            root: self.root,
+            store: &self.store,
+        }
+        .query(&mut self.scratch, &mut self.counters, region, filter, out);
     }
 
     fn ray_nearest(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter) -> Option<RayHit<V>> {
         self.build_pending();
-        self.cast_nearest(ray, max_dist, filter)
+        Tree {
+            nodes: &self.nodes,
+            root: self.root,
+            store: &self.store,
+        }
+        .ray_nearest(&mut self.scratch, &mut self.counters, ray, max_dist, filter)
     }
 
     fn ray_all(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter, out: &mut Vec<RayHit<V>>) {
         self.build_pending();
-        self.cast_all(ray, max_dist, filter, out);
+        Tree {
+            nodes: &self.nodes,
+            root: self.root,
+            store: &self.store,
+        }
+        .ray_all(
+            &mut self.scratch,
+            &mut self.counters,
+            ray,
+            max_dist,
+            filter,
+            out,
+        );
     }
 
     fn nearest_k(&mut self, point: V, k: usize, filter: Filter, out: &mut Vec<Neighbor>) {
         self.build_pending();
-        self.nearest(point, k, filter, out);
+        Tree {
+            nodes: &self.nodes,
+            root: self.root,
+            store: &self.store,
+        }
+        .nearest(&mut self.scratch, &mut self.counters, point, k, filter, out);
     }
 
     fn set_layer_matrix(&mut self, matrix: LayerMatrix) {
@@ -416,5 +442,20 @@ impl<V: Vector, T> SpatialIndex<V, T> for Orthtree<V, T> {
 
     fn validate(&self) -> Result<(), ValidationError> {
         self.check_invariants()
+    }
+}
+
+impl<V: Vector> TreeNode<V> for Node<V> {
+    #[inline]
+    fn bounds(&self) -> &Aabb<V> {
+        &self.bounds
+    }
+    #[inline]
+    fn items(&self) -> &[Item<V>] {
+        &self.items
+    }
+    #[inline]
+    fn children(&self) -> &[u32] {
+        &self.children
     }
 }
