@@ -121,10 +121,7 @@ impl Bullets {
             Box::new(Runner::new(STRUCTURES[0], octree)),
             Box::new(Runner::new(STRUCTURES[1], loose)),
             Box::new(Runner::new(STRUCTURES[2], bsp)),
-            Box::new(Runner::new(
-                STRUCTURES[3],
-                BruteForce::<Vec3, usize>::new(),
-            )),
+            Box::new(Runner::new(STRUCTURES[3], BruteForce::<Vec3, usize>::new())),
         ];
         Ok(Self {
             next_id: obstacles.len(),
@@ -154,7 +151,11 @@ impl Bullets {
         let t = self.frame as f32;
         let yaw = 0.35 * (t * 0.013).sin() + self.rng.random_range(-0.02..0.02);
         let pitch = 0.25 * (t * 0.021).sin() + self.rng.random_range(-0.02..0.02);
-        let dir = Vec3::new(yaw.cos() * pitch.cos(), yaw.sin() * pitch.cos(), pitch.sin());
+        let dir = Vec3::new(
+            yaw.cos() * pitch.cos(),
+            yaw.sin() * pitch.cos(),
+            pitch.sin(),
+        );
         self.bullets.push(Bullet {
             id: self.next_id,
             pos: Vec3::new(4.0, WORLD.y / 2.0, WORLD.z / 2.0),
@@ -239,7 +240,12 @@ impl Demo for Bullets {
             }
         }
         for b in &self.bullets {
-            canvas.fill_disc(b.pos.x * s, b.pos.y * s, (BULLET_RADIUS * s).max(2.0), BULLET);
+            canvas.fill_disc(
+                b.pos.x * s,
+                b.pos.y * s,
+                (BULLET_RADIUS * s).max(2.0),
+                BULLET,
+            );
         }
         for (min, max, _, _) in self.lanes[lane].nodes() {
             canvas.outline_rect(min.x * s, min.y * s, max.x * s, max.y * s, OUTLINE);

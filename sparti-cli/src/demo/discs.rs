@@ -174,10 +174,7 @@ impl Discs {
             Box::new(Runner::new(STRUCTURES[1], loose)),
             Box::new(Runner::new(STRUCTURES[2], bsp)),
             Box::new(Runner::new(STRUCTURES[3], octree)),
-            Box::new(Runner::new(
-                STRUCTURES[4],
-                BruteForce::<Vec2, usize>::new(),
-            )),
+            Box::new(Runner::new(STRUCTURES[4], BruteForce::<Vec2, usize>::new())),
         ];
         Ok(Self {
             energy_start: energy(&discs),

@@ -169,7 +169,10 @@ impl<V: Space, S: SpatialIndex<V, usize>> Runner<V, S> {
         let mut list: Vec<(NodeKey, usize)> = Vec::new();
         self.index.for_each_node(|b, depth, count| {
             let min = b.min.to3();
-            list.push(((depth, [min.x.to_bits(), min.y.to_bits(), min.z.to_bits()]), count));
+            list.push((
+                (depth, [min.x.to_bits(), min.y.to_bits(), min.z.to_bits()]),
+                count,
+            ));
         });
         if list.is_empty() {
             return;

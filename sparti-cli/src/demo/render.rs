@@ -134,7 +134,8 @@ impl Canvas {
     pub fn save_png(&self, path: &Path) -> Result<(), String> {
         let what = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
         let file = File::create(path).map_err(|e| what(&e))?;
-        let mut enc = png::Encoder::new(BufWriter::new(file), self.width as u32, self.height as u32);
+        let mut enc =
+            png::Encoder::new(BufWriter::new(file), self.width as u32, self.height as u32);
         enc.set_color(png::ColorType::Rgb);
         enc.set_depth(png::BitDepth::Eight);
         let mut writer = enc.write_header().map_err(|e| what(&e))?;
