@@ -1,5 +1,5 @@
-//! The live window (`minifb`: pure Rust, draws the `u32` framebuffer of
-//! [`Canvas`](super::render::Canvas); on Linux it opens libX11 at run time).
+//! The live window (`minifb`: pure Rust, draws the `u32` framebuffer of a
+//! [`Canvas`] as is; on Linux it opens libX11 at run time).
 //!
 //! Keys: Tab (or Space) shows the next structure's nodes, 1 to 9 picks a
 //! structure, Esc or closing the window quits.
