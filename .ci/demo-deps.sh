@@ -13,8 +13,11 @@ missing=()
 command -v Xvfb >/dev/null 2>&1 || missing+=(xvfb)
 command -v xwd >/dev/null 2>&1 || missing+=(x11-apps)
 { command -v xwdtopnm >/dev/null 2>&1 && command -v pnmtopng >/dev/null 2>&1; } || missing+=(netpbm)
-ldconfig -p 2>/dev/null | grep -q 'libX11\.so\.6 ' || missing+=(libx11-6)
-ldconfig -p 2>/dev/null | grep -q 'libXcursor\.so\.1 ' || missing+=(libxcursor1)
+# The library list is read whole first: `ldconfig -p | grep -q` could fail
+# under pipefail when grep stops reading early.
+libs="$(ldconfig -p 2>/dev/null || true)"
+grep -q 'libX11\.so\.6 ' <<<"$libs" || missing+=(libx11-6)
+grep -q 'libXcursor\.so\.1 ' <<<"$libs" || missing+=(libxcursor1)
 
 if [ ${#missing[@]} -eq 0 ]; then
     echo "demo deps: all present"

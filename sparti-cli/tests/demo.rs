@@ -94,12 +94,25 @@ fn headless_discs_writes_pngs_and_a_gif_with_discs_and_outlines() {
     ] {
         assert!(dir.join(f).is_file(), "{f} missing");
     }
-    let gif = std::fs::read(dir.join("discs.gif")).expect("discs.gif");
-    assert!(gif.starts_with(b"GIF89a"), "not a GIF");
-    // Several frames: one image descriptor (0x2C after a graphic control
-    // extension) per written frame; 4 frames were written.
-    let frames = gif.windows(2).filter(|w| w == &[0x00, 0x2C]).count();
-    assert!(frames >= 4, "{frames} GIF frames");
+    // The GIF: 4 frames written (0, 10, 20 and the last), 640x480, each
+    // with discs and outlines in the palette's colours.
+    let file = std::fs::File::open(dir.join("discs.gif")).expect("discs.gif");
+    let mut options = gif::DecodeOptions::new();
+    options.set_color_output(gif::ColorOutput::RGBA);
+    let mut decoder = options.read_info(file).expect("GIF header");
+    let mut frames = 0;
+    while let Some(frame) = decoder.read_next_frame().expect("GIF frame") {
+        assert_eq!((frame.width, frame.height), (640, 480));
+        let px: Vec<u32> = frame
+            .buffer
+            .chunks(4)
+            .map(|p| (u32::from(p[0]) << 16) | (u32::from(p[1]) << 8) | u32::from(p[2]))
+            .collect();
+        assert!(count(&px, DISC) > 5_000, "GIF frame {frames}: discs");
+        assert!(count(&px, OUTLINE) > 2_500, "GIF frame {frames}: outlines");
+        frames += 1;
+    }
+    assert_eq!(frames, 4, "GIF frames");
 
     let (w, h, px) = decode_png(&dir.join("frame-0029.png"));
     assert_eq!((w, h), (640, 480));
@@ -288,4 +301,21 @@ fn live_window_under_xvfb_shows_discs_and_outlines() {
     );
     assert!(stdout(&out).contains("on all 180 frames"));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn live_demo_without_a_display_fails_cleanly() {
+    let out = Command::new(env!("CARGO_BIN_EXE_sparti"))
+        .args(["demo", "discs", "--frames", "5"])
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .expect("run sparti");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot open a window") && err.contains("--headless"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
 }
