@@ -271,10 +271,10 @@ impl Demo for Discs {
             "\nPair tests count each unordered pair once, so the reference is N(N-1)/2 = {}. The article\n\
              divides by N(N-1) = {} but tests each pair from both sides, so its 3.2% compares with the\n\
              '%N(N-1)/2' column; '%N(N-1)' divides the same tests by N(N-1) and is half of it.\n\
-             'nodes<=5': share of nodes holding 5 objects or fewer (article: over 99%; the brute force\n\
-             is one node holding all). 'nodes', 'depth': last frame. 'us/frame': updates + end_frame()\n\
-             + contacts (validate() is not timed). Every structure's pairs equal the brute force's\n\
-             on all {} frames.",
+             'nodes<=5': share of nodes holding 5 objects or fewer (article: over 99%; the brute\n\
+             force is one node holding all). 'nodes', 'depth', 'KiB' (memory held): last frame.\n\
+             'us/frame': updates + end_frame() + contacts (validate() is not timed). Every\n\
+             structure's pairs equal the brute force's on all {} frames.",
             n * (n - 1) / 2,
             n * (n - 1),
             self.frame

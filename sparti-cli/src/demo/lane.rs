@@ -114,6 +114,8 @@ pub struct Figures {
     pub last_nodes: usize,
     /// Deepest node of the last frame.
     pub last_depth: usize,
+    /// Bytes the structure held at the last frame (M2).
+    pub last_memory: usize,
     /// Most nodes in a frame.
     pub max_nodes: usize,
     /// Empty branches kept alive (nodes other than the root whose whole
@@ -281,6 +283,7 @@ impl<V: Space, S: SpatialIndex<V, usize>> Lane for Runner<V, S> {
         f.nodes += stats.nodes as u64;
         f.last_nodes = stats.nodes;
         f.last_depth = stats.max_depth;
+        f.last_memory = stats.memory_bytes;
         f.max_nodes = f.max_nodes.max(stats.nodes);
         self.node_figures();
         self.index.validate().map_err(|e| format!("{name}: {e}"))?;

@@ -90,7 +90,7 @@ pub fn figures_table(lanes: &[Box<dyn Lane>]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:<15} {:>8} {:>7} {:>9} {:>8} {:>9} {:>6} {:>6} {:>8}",
+        "{:<15} {:>10} {:>8} {:>9} {:>8} {:>9} {:>6} {:>6} {:>7} {:>8}",
         "structure",
         "tests/fr",
         "max",
@@ -99,6 +99,7 @@ pub fn figures_table(lanes: &[Box<dyn Lane>]) -> String {
         "nodes<=5",
         "nodes",
         "depth",
+        "KiB",
         "us/frame"
     );
     for l in lanes {
@@ -109,7 +110,7 @@ pub fn figures_table(lanes: &[Box<dyn Lane>]) -> String {
         let share = 100.0 * tests as f64 / half.max(1) as f64;
         let _ = writeln!(
             s,
-            "{:<15} {:>8.1} {:>7} {:>8.2}% {:>7.2}% {:>8.1}% {:>6} {:>6} {:>8.1}",
+            "{:<15} {:>10.1} {:>8} {:>8.2}% {:>7.2}% {:>8.1}% {:>6} {:>6} {:>7.1} {:>8.1}",
             l.name(),
             tests as f64 / frames,
             f.tests.iter().max().copied().unwrap_or(0),
@@ -118,6 +119,7 @@ pub fn figures_table(lanes: &[Box<dyn Lane>]) -> String {
             100.0 * f.small_nodes.iter().sum::<f64>() / frames,
             f.last_nodes,
             f.last_depth,
+            f.last_memory as f64 / 1024.0,
             f.time.as_secs_f64() * 1e6 / frames,
         );
     }
