@@ -16,6 +16,7 @@ use sparti::glam::{Vec2, Vec3};
 use sparti::{
     BruteForce, Bsp2, Bsp3, LooseOctree, LooseQuadtree, Octree, Quadtree, SpatialIndex, Vector,
 };
+use sparti_cli::demo;
 use sparti_cli::queries::{Query, parse_queries};
 use sparti_cli::replay;
 use sparti_cli::scene::{Dim, LineError, Scene, parse_scene};
@@ -60,6 +61,64 @@ enum Command {
         #[arg(long, allow_negative_numbers = true)]
         frame: Option<i64>,
     },
+    /// The demos: bouncing discs (2D) and a machine gun's bullets (3D),
+    /// every structure side by side, live in a window or headless to
+    /// images.
+    Demo {
+        #[command(subcommand)]
+        which: DemoCommand,
+    },
+}
+
+/// The two demos.
+#[derive(Subcommand)]
+enum DemoCommand {
+    /// N discs bounce off the walls of a 640x480 window and off each other
+    /// (the BSP article's demo); prints pair tests (M1) and objects per
+    /// node (M2) for every structure.
+    Discs {
+        /// How many discs.
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(2..=5000))]
+        discs: u64,
+        /// The structure whose nodes are drawn first (quadtree,
+        /// loose-quadtree, bsp, octree or brute); all of them run.
+        #[arg(long, value_enum, default_value = "quadtree")]
+        structure: IndexName,
+        #[command(flatten)]
+        common: DemoArgs,
+    },
+    /// A stream of fast bullets crosses a 3D world of static obstacles;
+    /// prints the node churn that lazy pruning saves (L5), pair tests (M1)
+    /// and objects per node (M2).
+    Bullets {
+        /// The structure whose nodes are drawn first (octree,
+        /// loose-octree, bsp or brute); all of them run.
+        #[arg(long, value_enum, default_value = "octree")]
+        structure: IndexName,
+        #[command(flatten)]
+        common: DemoArgs,
+    },
+}
+
+/// Options of both demos.
+#[derive(clap::Args)]
+struct DemoArgs {
+    /// Stop after this many frames (default: live, until Esc; headless,
+    /// 300).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    frames: Option<u64>,
+    /// No window: write PNG frames and an animated GIF to --out.
+    #[arg(long)]
+    headless: bool,
+    /// Where --headless writes its images (default: sparti-demo-NAME).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// With --headless, write every Kth frame (and the last).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    every: u64,
+    /// Random seed of the scene.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 /// The structures, by their command-line names.
@@ -222,6 +281,7 @@ fn run(cli: Cli) -> Result<String, Failure> {
             index,
             frame,
         } => (scene, Some(queries), *index, *frame),
+        Command::Demo { .. } => unreachable!("handled in main"),
     };
     let scene_bytes = read(scene_path)?;
     let queries_bytes = queries_path.map(|p| read(p)).transpose()?;
@@ -264,8 +324,87 @@ fn run(cli: Cli) -> Result<String, Failure> {
     }
 }
 
+/// Runs a demo; its report goes to stdout. Errors: exit code 2 for a
+/// structure the demo does not run, 1 for a failure while running (a
+/// structure's pairs differing from the brute force's, no display, a file
+/// that cannot be written).
+fn run_demo(which: DemoCommand) -> ExitCode {
+    let (result, name, lanes, structure, common): (_, _, &[&str], _, _) = match which {
+        DemoCommand::Discs {
+            discs,
+            structure,
+            common,
+        } => (
+            demo::discs::Discs::new(discs as usize, common.seed)
+                .map(|d| Box::new(d) as Box<dyn demo::Demo>),
+            "discs",
+            &demo::discs::STRUCTURES,
+            structure,
+            common,
+        ),
+        DemoCommand::Bullets { structure, common } => (
+            demo::bullets::Bullets::new(common.seed).map(|d| Box::new(d) as Box<dyn demo::Demo>),
+            "bullets",
+            &demo::bullets::STRUCTURES,
+            structure,
+            common,
+        ),
+    };
+    let Some(lane) = lanes.iter().position(|&l| l == structure.name()) else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "the {name} demo runs {}, not {}",
+            lanes.join(", "),
+            structure.name()
+        );
+        return ExitCode::from(2);
+    };
+    let opts = demo::Options {
+        frames: common.frames.map(|f| f as usize),
+        headless: common.headless,
+        out: common
+            .out
+            .unwrap_or_else(|| PathBuf::from(format!("sparti-demo-{name}"))),
+        every: common.every as usize,
+        seed: common.seed,
+    };
+    let outcome = result.and_then(|mut d| {
+        if opts.headless {
+            demo::run_headless(d.as_mut(), lane, &opts)?;
+        } else {
+            demo::window::run_live(d.as_mut(), lane, &opts)?;
+        }
+        Ok(d.report())
+    });
+    match outcome {
+        Ok(report) => {
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout.write_all(report.as_bytes());
+            if opts.headless {
+                let _ = writeln!(
+                    stdout,
+                    "images: {}/frame-NNNN.png (every {} frames), {}/{name}.gif, {}/last-STRUCTURE.png",
+                    opts.out.display(),
+                    opts.every,
+                    opts.out.display(),
+                    opts.out.display()
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "sparti demo {name}: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let cli = match cli.command {
+        Command::Demo { which } => return run_demo(which),
+        command => Cli { command },
+    };
     match run(cli) {
         Ok(out) => {
             let mut stdout = std::io::stdout().lock();
