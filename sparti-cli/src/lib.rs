@@ -3,6 +3,8 @@
 //! ([`replay`]). The binary (`main.rs`) adds the command line.
 #![warn(missing_docs)]
 
+pub mod measure;
 pub mod queries;
 pub mod replay;
+pub mod scenarios;
 pub mod scene;
