@@ -3,8 +3,11 @@
 //! ([`replay`]). The binary (`main.rs`) adds the command line.
 #![warn(missing_docs)]
 
+pub mod bench;
 pub mod measure;
+pub mod plot;
 pub mod queries;
 pub mod replay;
 pub mod scenarios;
 pub mod scene;
+pub mod tune;

@@ -60,6 +60,14 @@ enum Command {
         #[arg(long, allow_negative_numbers = true)]
         frame: Option<i64>,
     },
+    /// Times every structure and the brute force on built-in scenarios (2D
+    /// and 3D, several sizes) and on scene files: a table, and SVG plots in
+    /// an HTML report. Exit code 3 if a structure disagrees with the brute
+    /// force.
+    Bench(sparti_cli::bench::BenchArgs),
+    /// Times every structure of a scene's dimension over a grid of its
+    /// settings on the scene, and recommends the fastest.
+    Tune(sparti_cli::tune::TuneArgs),
 }
 
 /// The structures, by their command-line names.
@@ -222,6 +230,8 @@ fn run(cli: Cli) -> Result<String, Failure> {
             index,
             frame,
         } => (scene, Some(queries), *index, *frame),
+        // Run by `main` before `run`.
+        Command::Bench(_) | Command::Tune(_) => return Ok(String::new()),
     };
     let scene_bytes = read(scene_path)?;
     let queries_bytes = queries_path.map(|p| read(p)).transpose()?;
@@ -266,6 +276,12 @@ fn run(cli: Cli) -> Result<String, Failure> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // bench and tune write their own output (a progress bar, then a table).
+    match &cli.command {
+        Command::Bench(args) => return sparti_cli::bench::main(args),
+        Command::Tune(args) => return sparti_cli::tune::main(args),
+        _ => {}
+    }
     match run(cli) {
         Ok(out) => {
             let mut stdout = std::io::stdout().lock();

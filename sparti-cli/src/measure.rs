@@ -665,6 +665,30 @@ impl<V: Vector> Source<V> for PlanSource<'_, V> {
     }
 }
 
+/// Checks that every object of the scene can be held by sparti's structures
+/// (they all refuse the same objects: coordinates beyond
+/// [`sparti::MAX_COORDINATE`]), before anything is measured.
+///
+/// # Errors
+/// The first refused row, with its line.
+pub fn check_scene<V: Vector>(scene: &Scene) -> Result<(), crate::scene::LineError> {
+    let mut brute = BruteForce::<V, ()>::new();
+    for frame in &scene.frames {
+        for row in &frame.rows {
+            brute
+                .insert(ObjectDesc::new(row.shape::<V>(), ()))
+                .map_err(|e| {
+                    crate::scene::LineError::new(
+                        row.line,
+                        format!("sparti's structures refuse object {}: {e}", row.id),
+                    )
+                })?;
+        }
+        brute.clear();
+    }
+    Ok(())
+}
+
 /// The typical size of a scene's objects: the median over its rows of an
 /// object's largest extent (diameter, or twice the largest half extent).
 /// 1 when the scene is empty or every object is a point.

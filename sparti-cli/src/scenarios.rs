@@ -6,10 +6,11 @@
 //!   in a cube (square) sized so that each touches about two others,
 //!   moving up to 0.1 per frame and bouncing off the walls (the Criterion
 //!   bench's workload, `sparti/benches/pairs.rs`).
-//! - `clustered`: the same objects in 8 groups (squads) in a world twice as
-//!   wide; inside a group objects are packed about 4 times as densely,
-//!   towards its centre, and wander in their group's box, while the groups
-//!   drift across the world.
+//! - `clustered`: the same objects in 8 groups (crowds, squads) in a world
+//!   twice as wide; a group's box holds its objects twice as densely as the
+//!   uniform scenario, more so towards its centre (each coordinate the mean
+//!   of three uniform ones); objects wander in their group's box while the
+//!   groups drift across the world.
 //! - `flat` (2.5D): the uniform density in a slab 4 units thick (3D: wide in
 //!   x and y, thin in z; 2D: a long corridor, thin in y).
 //! - `bullets`: a fifth of the objects are static boxes (half extents 0.5
@@ -184,8 +185,8 @@ impl<V: Vector> Synthetic<V> {
             }
             Scenario::Clustered => {
                 const GROUPS: usize = 8;
-                // Objects per group in a box holding them 4 times as densely.
-                let half = side / (2.0 * (4.0 * GROUPS as f32).powf(1.0 / d as f32));
+                // Objects per group in a box holding them twice as densely.
+                let half = side / (2.0 * (2.0 * GROUPS as f32).powf(1.0 / d as f32));
                 s.lo = V::splat(-half);
                 s.hi = V::splat(half);
                 s.centre_lo = V::splat(half);
@@ -229,8 +230,8 @@ impl<V: Vector> Synthetic<V> {
             }
         }
         let (lo, hi) = (s.centre_lo + s.lo, s.centre_hi + s.hi);
-        s.world = Aabb::new(lo - V::splat(margin + 0.01), hi + V::splat(margin + 0.01))
-            .expect("finite");
+        s.world =
+            Aabb::new(lo - V::splat(margin + 0.01), hi + V::splat(margin + 0.01)).expect("finite");
         s
     }
 
@@ -319,8 +320,12 @@ impl<V: Vector> Source<V> for Synthetic<V> {
                 Motion::Static => continue,
                 Motion::Bounce => {
                     for a in 0..V::DIM {
-                        let (x, w) =
-                            bounce(p.get(a) + v.get(a), v.get(a), self.lo.get(a), self.hi.get(a));
+                        let (x, w) = bounce(
+                            p.get(a) + v.get(a),
+                            v.get(a),
+                            self.lo.get(a),
+                            self.hi.get(a),
+                        );
                         p = p.with(a, x);
                         v = v.with(a, w);
                     }
