@@ -1,10 +1,12 @@
 //! `sparti`: replay a recorded scene through any sparti structure and print
-//! what it finds (`pairs`) or what it answers (`query`).
+//! what it finds (`pairs`) or what it answers (`query`); time the
+//! structures (`bench`) and their settings (`tune`).
 //!
 //! Exit codes: 0 on success, 2 on bad input (a malformed scene or query
 //! file, an unknown or unsuitable index, a frame not in the scene, an
-//! unreadable file; clap's usage errors too), 1 when stdout cannot be
-//! written. On exit code 2 nothing is written to stdout: the whole output
+//! unreadable file; clap's usage errors too), 1 when stdout (or bench's
+//! report) cannot be written, 3 when bench or tune finds a structure
+//! disagreeing with the brute force. On exit code 2 nothing is written to stdout: the whole output
 //! is built first, then written at once.
 
 use std::io::Write;
