@@ -6,7 +6,10 @@
 //! `p`: minimum node size (BSP: minimum dimension) `p/4, p/2, p, 2p, 4p`;
 //! looseness 1.25, 1.5, 2, 3 for the loose trees; leaf capacity 0, 1, 2, 4,
 //! 8 for the loose trees and the BSP; and the brute force. `--quick` keeps
-//! `p/2, p, 2p`, looseness 1.5 and 2, leaf capacity 0, 2, 8.
+//! `p/2, p, 2p`, looseness 1.5 and 2, leaf capacity 0, 2, 8. When a
+//! structure's fastest setting has the grid's largest (smallest) size, it
+//! is tried at the next power of two out, and so on while that wins (up to
+//! four steps, not below `t/64`).
 //!
 //! Each setting is measured as in `sparti bench` ([`crate::measure`]): the
 //! scene replayed frame by frame (in a loop when it is short), warm-up
@@ -14,7 +17,9 @@
 //! (the scene's default structure, `octree` or `quadtree`, with the
 //! library's default settings) are then measured again, interleaved, and
 //! ranked by the median of their runs, which tames the luck of a single
-//! run. Every setting must find the same pairs as the brute force in every
+//! run. Of the settings within 2% of the fastest, the one that changes the
+//! fewest defaults is recommended (settings that make no difference stay
+//! at their defaults). Every setting must find the same pairs as the brute force in every
 //! frame (exit code 3 otherwise).
 
 use std::fmt::Write as _;
@@ -116,6 +121,76 @@ impl Tried {
     }
 }
 
+/// Steps the grid may be extended by, per structure.
+const MAX_EXTENSIONS: usize = 4;
+
+/// The size setting of a configuration (minimum node size or dimension).
+fn size_of(config: Config) -> Option<f32> {
+    match config {
+        Config::Brute => None,
+        Config::Orthtree { min_node_size } | Config::Loose { min_node_size, .. } => {
+            Some(min_node_size)
+        }
+        Config::Bsp { min_dimension, .. } => Some(min_dimension),
+    }
+}
+
+/// The configuration with another size setting.
+fn with_size(config: Config, size: f32) -> Config {
+    match config {
+        Config::Brute => Config::Brute,
+        Config::Orthtree { .. } => Config::Orthtree {
+            min_node_size: size,
+        },
+        Config::Loose {
+            looseness,
+            leaf_capacity,
+            ..
+        } => Config::Loose {
+            min_node_size: size,
+            looseness,
+            leaf_capacity,
+        },
+        Config::Bsp { leaf_capacity, .. } => Config::Bsp {
+            min_dimension: size,
+            leaf_capacity,
+        },
+    }
+}
+
+/// How many settings differ from the structure's defaults (the default
+/// structure itself counts as none, another structure as one more).
+fn changes(config: Config) -> usize {
+    let d = Config::default_of(config.structure());
+    let other = usize::from(config.structure() != Structure::Orthtree);
+    other
+        + match (config, d) {
+            (
+                Config::Loose {
+                    min_node_size: m,
+                    looseness: l,
+                    leaf_capacity: c,
+                },
+                Config::Loose {
+                    min_node_size: dm,
+                    looseness: dl,
+                    leaf_capacity: dc,
+                },
+            ) => usize::from(m != dm) + usize::from(l != dl) + usize::from(c != dc),
+            (
+                Config::Bsp {
+                    min_dimension: m,
+                    leaf_capacity: c,
+                },
+                Config::Bsp {
+                    min_dimension: dm,
+                    leaf_capacity: dc,
+                },
+            ) => usize::from(m != dm) + usize::from(c != dc),
+            (c, d) => usize::from(size_of(c) != size_of(d)),
+        }
+}
+
 /// A setting in words: `loose-quadtree with min_node_size 2, ...`.
 fn describe(config: Config, dim: usize) -> String {
     match config {
@@ -215,6 +290,39 @@ fn tune<V: Vector>(args: &TuneArgs, scene: &Scene) -> ExitCode {
     };
     for &config in &configs {
         if let Some(run) = one(config, &bar) {
+            tried.push(Tried {
+                config,
+                runs: vec![run],
+            });
+        }
+    }
+    // A structure whose fastest setting has the grid's largest (smallest)
+    // size is tried at the next power of two out, while that keeps winning.
+    let mut extra = Vec::new();
+    for s in [Structure::Orthtree, Structure::Loose, Structure::Bsp] {
+        for _ in 0..MAX_EXTENSIONS {
+            let of_s = || tried.iter().filter(|t| t.config.structure() == s);
+            let Some(best) = of_s().min_by(|a, b| a.ms().total_cmp(&b.ms())) else {
+                break;
+            };
+            let Some(size) = size_of(best.config) else {
+                break;
+            };
+            let sizes: Vec<f32> = of_s().filter_map(|t| size_of(t.config)).collect();
+            let (lo, hi) = sizes
+                .iter()
+                .fold((f32::INFINITY, 0f32), |(l, h), &x| (l.min(x), h.max(x)));
+            let next = if size >= hi {
+                size * 2.0
+            } else if size <= lo && size / 2.0 >= typical / 64.0 {
+                size / 2.0
+            } else {
+                break;
+            };
+            let config = with_size(best.config, next);
+            bar.inc_length(1);
+            let Some(run) = one(config, &bar) else { break };
+            extra.push(config);
             tried.push(Tried {
                 config,
                 runs: vec![run],
@@ -329,7 +437,32 @@ fn tune<V: Vector>(args: &TuneArgs, scene: &Scene) -> ExitCode {
             tried.len()
         );
     }
-    let best = &tried[0];
+    if !extra.is_empty() {
+        let _ = writeln!(
+            text,
+            "(the fastest setting of a structure was at the edge of the grid: also tried {})",
+            extra
+                .iter()
+                .map(|c| format!("{} with {}", c.structure().name(dim), c.params()))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
+    // Among the settings within 2% of the fastest, the one closest to the
+    // defaults: settings that make no difference are left at theirs.
+    let fastest = tried[0].ms();
+    let best = tried
+        .iter()
+        .filter(|t| t.ms() <= fastest * 1.02)
+        .min_by_key(|t| changes(t.config))
+        .unwrap_or(&tried[0]);
+    let near = tried.iter().filter(|t| t.ms() <= fastest * 1.02).count();
+    if near > 1 {
+        let _ = writeln!(
+            text,
+            "({near} settings are within 2% of the fastest; of those, the one that changes the fewest defaults is recommended)"
+        );
+    }
     let (best_ms, noise) = (best.ms(), best.spread().max(def.spread()).max(0.05));
     let speedup = def_ms / best_ms;
     text.push('\n');
