@@ -652,3 +652,27 @@ pub fn main(args: &BenchArgs) -> ExitCode {
     }
     ExitCode::SUCCESS
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_align_their_columns() {
+        let t = format_table(
+            &["name", "ms"],
+            &[
+                vec!["octree".into(), "1.5".into()],
+                vec!["bsp".into(), "12.25".into()],
+            ],
+            &[true, false],
+        );
+        assert_eq!(
+            t,
+            "name       ms\n-------------\noctree    1.5\nbsp     12.25\n"
+        );
+        assert_eq!(sig3(1234.5), "1234");
+        assert_eq!(sig3(0.012345), "0.0123");
+        assert_eq!(sig3(f64::NAN), "-");
+    }
+}

@@ -762,6 +762,31 @@ mod tests {
     }
 
     #[test]
+    fn first_difference_finds_counts_and_pairs_that_differ() {
+        let run = |pairs: Vec<usize>, fingerprints: Vec<u64>| Run {
+            pairs,
+            fingerprints,
+            ..Run::default()
+        };
+        let reference = run(vec![1, 2, 3], vec![10, 20, 30]);
+        assert_eq!(
+            run(vec![1, 2], vec![10, 20]).first_difference(&reference),
+            None
+        );
+        assert_eq!(
+            run(vec![1, 4, 3], vec![10, 20, 30]).first_difference(&reference),
+            Some((1, 4, 2))
+        );
+        // Same count, other pairs.
+        assert_eq!(
+            run(vec![1, 2, 3], vec![10, 20, 31]).first_difference(&reference),
+            Some((2, 3, 3))
+        );
+        assert_ne!(mix(1, 2), mix(1, 3));
+        assert_eq!(mix(1, 2), mix(2, 1));
+    }
+
+    #[test]
     fn configs_print_as_code_and_defaults_match_the_library() {
         assert_eq!(
             Config::default_of(Structure::Orthtree).code(3),

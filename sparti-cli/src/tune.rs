@@ -567,4 +567,15 @@ mod tests {
         assert_eq!(g.len(), 1 + 5 + 5 * 4 * 5 + 5 * 5);
         assert_eq!(grid(3.0, true).len(), 1 + 3 + 3 * 2 * 3 + 3 * 3);
     }
+
+    #[test]
+    fn changes_from_the_defaults_are_counted() {
+        assert_eq!(changes(default_config()), 0);
+        assert_eq!(changes(Config::Orthtree { min_node_size: 4.0 }), 1);
+        assert_eq!(changes(Config::default_of(Structure::Loose)), 1);
+        let c = with_size(Config::default_of(Structure::Bsp), 8.0);
+        assert_eq!(size_of(c), Some(8.0));
+        assert_eq!(changes(c), 2);
+        assert_eq!(changes(Config::Brute), 1);
+    }
 }
