@@ -369,15 +369,13 @@ fn tune<V: Vector>(args: &TuneArgs, scene: &Scene) -> ExitCode {
     let (fewest, most) = counts.fold((usize::MAX, 0), |(l, h), n| (l.min(n), h.max(n)));
     let _ = writeln!(
         text,
-        "{} settings measured; each run: the median time of {} frames (the scene replayed in a loop; {} to {} frames per run) after {} warm-up frames; the {} fastest and the default run {} more time(s), ranked by the median of their runs.\n",
+        "{} settings measured; each run: the median time of {} frames (the scene replayed in a loop) after {} warm-up frames; the {} fastest and the default run {} more time(s), ranked by the median of their runs.\n",
         tried.len(),
         if fewest == most {
             fewest.to_string()
         } else {
-            format!("{fewest} or more")
+            format!("{fewest} to {most}")
         },
-        fewest,
-        most,
         timing.warm_up,
         finalists,
         rounds
