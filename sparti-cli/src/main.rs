@@ -6,8 +6,8 @@
 //! file, an unknown or unsuitable index, a frame not in the scene, an
 //! unreadable file; clap's usage errors too), 1 when stdout (or bench's
 //! report) cannot be written, 3 when bench or tune finds a structure
-//! disagreeing with the brute force. On exit code 2 nothing is written to stdout: the whole output
-//! is built first, then written at once.
+//! disagreeing with the brute force. On exit code 2 nothing is written to
+//! stdout: the whole output is built first, then written at once.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
