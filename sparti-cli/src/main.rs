@@ -1,11 +1,13 @@
 //! `sparti`: replay a recorded scene through any sparti structure and print
-//! what it finds (`pairs`) or what it answers (`query`).
+//! what it finds (`pairs`) or what it answers (`query`); time the
+//! structures (`bench`) and their settings (`tune`).
 //!
 //! Exit codes: 0 on success, 2 on bad input (a malformed scene or query
 //! file, an unknown or unsuitable index, a frame not in the scene, an
-//! unreadable file; clap's usage errors too), 1 when stdout cannot be
-//! written. On exit code 2 nothing is written to stdout: the whole output
-//! is built first, then written at once.
+//! unreadable file; clap's usage errors too), 1 when stdout (or bench's
+//! report) cannot be written, 3 when bench or tune finds a structure
+//! disagreeing with the brute force. On exit code 2 nothing is written to
+//! stdout: the whole output is built first, then written at once.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -68,6 +70,14 @@ enum Command {
         #[command(subcommand)]
         which: DemoCommand,
     },
+    /// Times every structure and the brute force on built-in scenarios (2D
+    /// and 3D, several sizes) and on scene files: a table, and SVG plots in
+    /// an HTML report. Exit code 3 if a structure disagrees with the brute
+    /// force.
+    Bench(sparti_cli::bench::BenchArgs),
+    /// Times every structure of a scene's dimension over a grid of its
+    /// settings on the scene, and recommends the fastest.
+    Tune(sparti_cli::tune::TuneArgs),
 }
 
 /// The two demos.
@@ -281,7 +291,10 @@ fn run(cli: Cli) -> Result<String, Failure> {
             index,
             frame,
         } => (scene, Some(queries), *index, *frame),
-        Command::Demo { .. } => unreachable!("handled in main"),
+        // Run by `main` before `run`.
+        Command::Demo { .. } | Command::Bench(_) | Command::Tune(_) => {
+            unreachable!("handled in main")
+        }
     };
     let scene_bytes = read(scene_path)?;
     let queries_bytes = queries_path.map(|p| read(p)).transpose()?;
@@ -401,8 +414,12 @@ fn run_demo(which: DemoCommand) -> ExitCode {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // demo, bench and tune write their own output (a window or images, a
+    // progress bar, then a table).
     let cli = match cli.command {
         Command::Demo { which } => return run_demo(which),
+        Command::Bench(args) => return sparti_cli::bench::main(&args),
+        Command::Tune(args) => return sparti_cli::tune::main(&args),
         command => Cli { command },
     };
     match run(cli) {

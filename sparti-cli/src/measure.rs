@@ -1,0 +1,814 @@
+//! Timing structures frame by frame, for `sparti bench` and `sparti tune`.
+//!
+//! A workload is a [`Source`] of frames, each a list of [`Op`]s (insert,
+//! move, remove) on numbered slots. [`measure`] builds a structure from a
+//! [`Config`], feeds it frames and times each one with
+//! [`std::time::Instant`], single-threaded: the frame's operations, then
+//! every overlapping pair ([`SpatialIndex::for_each_pair`], counting the
+//! pairs and fingerprinting them), then [`SpatialIndex::end_frame`]. Making
+//! the operations (moving objects, diffing scene frames) is not timed.
+//!
+//! The first frames are a warm-up (the first builds the tree); the figure
+//! kept is the median of the measured frames. Every frame's pair count and
+//! fingerprint are kept, so that runs of different structures on the same
+//! source can be checked against each other ([`Run::first_difference`]).
+//!
+//! Scene files become a [`ScenePlan`]: each frame diffed against the one
+//! before, as [`crate::replay`] does (absent ids removed in id order, then
+//! rows in file order: new ids inserted, changed shapes updated, changed
+//! layer, mask or static flag removed and inserted again). A short scene is
+//! replayed several times: after its last frame comes a frame that brings
+//! the objects back to the first frame's state.
+
+use std::collections::{BTreeMap, HashSet};
+use std::time::{Duration, Instant};
+
+use sparti::{
+    Aabb, BruteForce, Bsp, BspConfig, Handle, LooseConfig, LooseOrthtree, ObjectDesc, Orthtree,
+    OrthtreeConfig, Shape, SpatialIndex, Vector,
+};
+
+use crate::scene::{Frame, Row, Scene};
+
+/// One change to the objects of a workload. Slots number the objects
+/// (densely, from 0); a slot is reused only after its object is removed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Op<V: Vector> {
+    /// A new object in an empty slot.
+    Insert {
+        /// Its slot.
+        slot: u32,
+        /// Its shape.
+        shape: Shape<V>,
+        /// Layer bits.
+        layer: u32,
+        /// Mask bits.
+        mask: u32,
+        /// Static flag.
+        is_static: bool,
+        /// The scene file's line (0 for built-in scenarios), for messages.
+        line: usize,
+    },
+    /// The object in a slot moves or changes size.
+    Update {
+        /// Its slot.
+        slot: u32,
+        /// Its new shape.
+        shape: Shape<V>,
+        /// The scene file's line (0 for built-in scenarios).
+        line: usize,
+    },
+    /// The object in a slot is removed.
+    Remove {
+        /// Its slot.
+        slot: u32,
+        /// The scene file's line (0 for built-in scenarios).
+        line: usize,
+    },
+}
+
+/// A workload: an endless sequence of frames.
+pub trait Source<V: Vector> {
+    /// Writes the next frame's operations into `ops` (cleared first).
+    fn next_frame(&mut self, ops: &mut Vec<Op<V>>);
+}
+
+/// The structures, independent of their settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Structure {
+    /// [`BruteForce`]: every object against every other.
+    Brute,
+    /// [`Orthtree`]: the octree (3D) or quadtree (2D).
+    Orthtree,
+    /// [`LooseOrthtree`]: the loose octree or loose quadtree.
+    Loose,
+    /// [`Bsp`]: the axis-aligned BSP tree.
+    Bsp,
+}
+
+impl Structure {
+    /// Every structure, brute force first.
+    pub const ALL: [Structure; 4] = [
+        Structure::Brute,
+        Structure::Orthtree,
+        Structure::Loose,
+        Structure::Bsp,
+    ];
+
+    /// The command-line name in dimension `dim` (2 or 3), as `--index`.
+    pub fn name(self, dim: usize) -> &'static str {
+        match (self, dim) {
+            (Structure::Brute, _) => "brute",
+            (Structure::Orthtree, 2) => "quadtree",
+            (Structure::Orthtree, _) => "octree",
+            (Structure::Loose, 2) => "loose-quadtree",
+            (Structure::Loose, _) => "loose-octree",
+            (Structure::Bsp, _) => "bsp",
+        }
+    }
+
+    /// The Rust type in dimension `dim`.
+    pub fn type_name(self, dim: usize) -> &'static str {
+        match (self, dim) {
+            (Structure::Brute, _) => "BruteForce",
+            (Structure::Orthtree, 2) => "Quadtree",
+            (Structure::Orthtree, _) => "Octree",
+            (Structure::Loose, 2) => "LooseQuadtree",
+            (Structure::Loose, _) => "LooseOctree",
+            (Structure::Bsp, 2) => "Bsp2",
+            (Structure::Bsp, _) => "Bsp3",
+        }
+    }
+}
+
+/// A structure with its settings (the world region aside).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Config {
+    /// The brute force (no settings).
+    Brute,
+    /// An octree or quadtree ([`OrthtreeConfig`]).
+    Orthtree {
+        /// Nodes at most this large do not split.
+        min_node_size: f32,
+    },
+    /// A loose octree or quadtree ([`LooseConfig`]).
+    Loose {
+        /// The side of the smallest cells.
+        min_node_size: f32,
+        /// Loose bounds over cell size.
+        looseness: f32,
+        /// Objects a leaf holds before it splits (0: classic loose tree).
+        leaf_capacity: usize,
+    },
+    /// A BSP tree ([`BspConfig`]).
+    Bsp {
+        /// Nodes split only while their largest side exceeds this.
+        min_dimension: f32,
+        /// Objects a leaf keeps before it splits (0: sink as deep as fits).
+        leaf_capacity: u32,
+    },
+}
+
+impl Config {
+    /// The library's default settings of a structure.
+    pub fn default_of(s: Structure) -> Config {
+        match s {
+            Structure::Brute => Config::Brute,
+            Structure::Orthtree => {
+                let d = OrthtreeConfig::<sparti::glam::Vec3>::default();
+                Config::Orthtree {
+                    min_node_size: d.min_node_size,
+                }
+            }
+            Structure::Loose => {
+                let d = LooseConfig::<sparti::glam::Vec3>::default();
+                Config::Loose {
+                    min_node_size: d.min_node_size,
+                    looseness: d.looseness,
+                    leaf_capacity: d.leaf_capacity,
+                }
+            }
+            Structure::Bsp => {
+                let d = BspConfig::<sparti::glam::Vec3>::default();
+                Config::Bsp {
+                    min_dimension: d.min_dimension,
+                    leaf_capacity: d.leaf_capacity,
+                }
+            }
+        }
+    }
+
+    /// The structure.
+    pub fn structure(&self) -> Structure {
+        match self {
+            Config::Brute => Structure::Brute,
+            Config::Orthtree { .. } => Structure::Orthtree,
+            Config::Loose { .. } => Structure::Loose,
+            Config::Bsp { .. } => Structure::Bsp,
+        }
+    }
+
+    /// The settings as `name value` pairs, e.g. `min_node_size 2, looseness 1.5`
+    /// (`-` for the brute force).
+    pub fn params(&self) -> String {
+        match *self {
+            Config::Brute => "-".to_string(),
+            Config::Orthtree { min_node_size } => format!("min_node_size {min_node_size}"),
+            Config::Loose {
+                min_node_size,
+                looseness,
+                leaf_capacity,
+            } => format!(
+                "min_node_size {min_node_size}, looseness {looseness}, leaf_capacity {leaf_capacity}"
+            ),
+            Config::Bsp {
+                min_dimension,
+                leaf_capacity,
+            } => format!("min_dimension {min_dimension}, leaf_capacity {leaf_capacity}"),
+        }
+    }
+
+    /// The Rust expression that builds this structure in dimension `dim`
+    /// (settings equal to the defaults left out).
+    pub fn code(&self, dim: usize) -> String {
+        let ty = self.structure().type_name(dim);
+        let d = Config::default_of(self.structure());
+        let fields: Vec<String> = match (*self, d) {
+            (Config::Brute, _) => return format!("{ty}::new()"),
+            (Config::Orthtree { min_node_size: m }, Config::Orthtree { min_node_size: dm }) => {
+                [(m != dm).then(|| format!("min_node_size: {m:?}"))]
+                    .into_iter()
+                    .flatten()
+                    .collect()
+            }
+            (
+                Config::Loose {
+                    min_node_size: m,
+                    looseness: l,
+                    leaf_capacity: c,
+                },
+                Config::Loose {
+                    min_node_size: dm,
+                    looseness: dl,
+                    leaf_capacity: dc,
+                },
+            ) => [
+                (m != dm).then(|| format!("min_node_size: {m:?}")),
+                (l != dl).then(|| format!("looseness: {l:?}")),
+                (c != dc).then(|| format!("leaf_capacity: {c}")),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+            (
+                Config::Bsp {
+                    min_dimension: m,
+                    leaf_capacity: c,
+                },
+                Config::Bsp {
+                    min_dimension: dm,
+                    leaf_capacity: dc,
+                },
+            ) => [
+                (m != dm).then(|| format!("min_dimension: {m:?}")),
+                (c != dc).then(|| format!("leaf_capacity: {c}")),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+            _ => Vec::new(),
+        };
+        if fields.is_empty() {
+            return format!("{ty}::new()");
+        }
+        let cfg = match self.structure() {
+            Structure::Orthtree => "OrthtreeConfig",
+            Structure::Loose => "LooseConfig",
+            _ => "BspConfig",
+        };
+        format!(
+            "{ty}::with_config({cfg} {{ {}, ..Default::default() }})",
+            fields.join(", ")
+        )
+    }
+}
+
+/// How many frames to run and measure.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timing {
+    /// Frames run before measuring (the first one builds the tree).
+    pub warm_up: usize,
+    /// Measure at least this many frames...
+    pub min_frames: usize,
+    /// ... and keep measuring until they add up to this long ...
+    pub min_time: Duration,
+    /// ... but never more frames than this.
+    pub max_frames: usize,
+}
+
+/// What one structure did on one workload.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Run {
+    /// Seconds per measured frame.
+    pub seconds: Vec<f64>,
+    /// Pair tests ([`sparti::Counters::pair_tests`]) per measured frame.
+    pub pair_tests: Vec<u64>,
+    /// Live objects per measured frame.
+    pub objects: Vec<usize>,
+    /// Pairs found in every frame, warm-up included.
+    pub pairs: Vec<usize>,
+    /// An order-independent fingerprint of every frame's pairs (of slots).
+    pub fingerprints: Vec<u64>,
+}
+
+/// The median of some numbers (0 when there are none).
+pub fn median(values: &[f64]) -> f64 {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_unstable_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
+}
+
+impl Run {
+    /// Median milliseconds per frame.
+    pub fn median_ms(&self) -> f64 {
+        median(&self.seconds) * 1e3
+    }
+
+    /// Mean pair tests per measured frame.
+    pub fn mean_pair_tests(&self) -> f64 {
+        mean(self.pair_tests.iter().map(|&t| t as f64))
+    }
+
+    /// Mean live objects per measured frame.
+    pub fn mean_objects(&self) -> f64 {
+        mean(self.objects.iter().map(|&n| n as f64))
+    }
+
+    /// Mean pairs per frame over the measured frames.
+    pub fn mean_pairs(&self) -> f64 {
+        let skip = self.pairs.len() - self.seconds.len().min(self.pairs.len());
+        mean(self.pairs[skip..].iter().map(|&n| n as f64))
+    }
+
+    /// The first frame (0-based, warm-up included) where this run and
+    /// `reference` found different pairs, among the frames both ran, with
+    /// both counts.
+    pub fn first_difference(&self, reference: &Run) -> Option<(usize, usize, usize)> {
+        let frames = self.pairs.len().min(reference.pairs.len());
+        (0..frames)
+            .find(|&i| {
+                self.pairs[i] != reference.pairs[i]
+                    || self.fingerprints[i] != reference.fingerprints[i]
+            })
+            .map(|i| (i, self.pairs[i], reference.pairs[i]))
+    }
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    if n == 0 { 0.0 } else { sum / n as f64 }
+}
+
+/// Why a measurement stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MeasureError {
+    /// The scene file's line of the operation that failed (0 if none).
+    pub line: usize,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// A 64-bit mix of a pair of slots (splitmix64's finaliser).
+fn mix(a: u32, b: u32) -> u64 {
+    let (a, b) = (a.min(b), a.max(b));
+    let mut z = (u64::from(a) << 32 | u64::from(b)).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Builds the structure `config` describes (its root enclosing `world` if
+/// given, growing if objects leave it) and measures it on `source`.
+///
+/// # Errors
+/// The configuration is refused, or the structure refuses an object.
+pub fn measure<V: Vector>(
+    config: Config,
+    world: Option<Aabb<V>>,
+    source: &mut dyn Source<V>,
+    timing: &Timing,
+) -> Result<Run, MeasureError> {
+    let refused = |e: sparti::Error| MeasureError {
+        line: 0,
+        message: format!("the settings {} are refused: {e}", config.params()),
+    };
+    match config {
+        Config::Brute => run(BruteForce::<V, u32>::new(), source, timing),
+        Config::Orthtree { min_node_size } => run(
+            Orthtree::<V, u32>::with_config(OrthtreeConfig {
+                world,
+                min_node_size,
+                ..Default::default()
+            })
+            .map_err(refused)?,
+            source,
+            timing,
+        ),
+        Config::Loose {
+            min_node_size,
+            looseness,
+            leaf_capacity,
+        } => run(
+            LooseOrthtree::<V, u32>::with_config(LooseConfig {
+                world,
+                min_node_size,
+                looseness,
+                leaf_capacity,
+                ..Default::default()
+            })
+            .map_err(refused)?,
+            source,
+            timing,
+        ),
+        Config::Bsp {
+            min_dimension,
+            leaf_capacity,
+        } => run(
+            Bsp::<V, u32>::with_config(BspConfig {
+                world,
+                min_dimension,
+                leaf_capacity,
+                ..Default::default()
+            })
+            .map_err(refused)?,
+            source,
+            timing,
+        ),
+    }
+}
+
+/// Applies one frame's operations.
+fn apply<V: Vector, S: SpatialIndex<V, u32>>(
+    index: &mut S,
+    ops: &[Op<V>],
+    handles: &mut Vec<Option<Handle>>,
+) -> Result<(), MeasureError> {
+    let fail = |line: usize, e: String| MeasureError { line, message: e };
+    for op in ops {
+        match *op {
+            Op::Insert {
+                slot,
+                shape,
+                layer,
+                mask,
+                is_static,
+                line,
+            } => {
+                let desc = ObjectDesc::new(shape, slot)
+                    .with_layer(layer)
+                    .with_mask(mask)
+                    .with_static(is_static);
+                let h = index
+                    .insert(desc)
+                    .map_err(|e| fail(line, format!("an object was refused: {e}")))?;
+                let i = slot as usize;
+                if handles.len() <= i {
+                    handles.resize(i + 1, None);
+                }
+                handles[i] = Some(h);
+            }
+            Op::Update { slot, shape, line } => {
+                let h = handles
+                    .get(slot as usize)
+                    .copied()
+                    .flatten()
+                    .ok_or_else(|| fail(line, format!("slot {slot} is empty")))?;
+                index
+                    .update(h, shape)
+                    .map_err(|e| fail(line, format!("a move was refused: {e}")))?;
+            }
+            Op::Remove { slot, line } => {
+                let h = handles
+                    .get_mut(slot as usize)
+                    .and_then(Option::take)
+                    .ok_or_else(|| fail(line, format!("slot {slot} is empty")))?;
+                index
+                    .remove(h)
+                    .map_err(|e| fail(line, format!("a removal was refused: {e}")))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn run<V: Vector, S: SpatialIndex<V, u32>>(
+    mut index: S,
+    source: &mut dyn Source<V>,
+    timing: &Timing,
+) -> Result<Run, MeasureError> {
+    let mut ops = Vec::new();
+    let mut handles = Vec::new();
+    let mut out = Run::default();
+    let mut measured = Duration::ZERO;
+    for frame in 0.. {
+        source.next_frame(&mut ops);
+        index.reset_counters();
+        let (mut count, mut fingerprint) = (0usize, 0u64);
+        let start = Instant::now();
+        apply(&mut index, &ops, &mut handles)?;
+        index.for_each_pair(|_, _, a, b| {
+            count += 1;
+            fingerprint = fingerprint.wrapping_add(mix(a.value, b.value));
+        });
+        index.end_frame();
+        let took = start.elapsed();
+        out.pairs.push(count);
+        out.fingerprints.push(fingerprint);
+        if frame >= timing.warm_up {
+            measured += took;
+            out.seconds.push(took.as_secs_f64());
+            out.pair_tests.push(index.counters().pair_tests);
+            out.objects.push(index.len());
+            let n = out.seconds.len();
+            if n >= timing.max_frames.max(1)
+                || (n >= timing.min_frames && measured >= timing.min_time)
+            {
+                break;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A scene file compiled into per-frame operations, replayable in a loop.
+#[derive(Clone, Debug)]
+pub struct ScenePlan<V: Vector> {
+    /// The operations of each frame of the file.
+    frames: Vec<Vec<Op<V>>>,
+    /// The operations that take the last frame's objects back to the first's.
+    wrap: Vec<Op<V>>,
+    /// The most objects alive in one frame.
+    pub max_objects: usize,
+}
+
+/// Diffs frames into operations; one slot per id for the whole scene.
+struct Differ {
+    slots: BTreeMap<u64, u32>,
+    live: BTreeMap<u64, Row>,
+}
+
+impl Differ {
+    fn slot(&mut self, id: u64) -> u32 {
+        let n = self.slots.len() as u32;
+        *self.slots.entry(id).or_insert(n)
+    }
+
+    fn diff<V: Vector>(&mut self, frame: &Frame) -> Vec<Op<V>> {
+        let mut ops = Vec::new();
+        let present: HashSet<u64> = frame.rows.iter().map(|r| r.id).collect();
+        let gone: Vec<u64> = self
+            .live
+            .keys()
+            .copied()
+            .filter(|id| !present.contains(id))
+            .collect();
+        for id in gone {
+            if let Some(row) = self.live.remove(&id) {
+                let slot = self.slot(id);
+                ops.push(Op::Remove {
+                    slot,
+                    line: row.line,
+                });
+            }
+        }
+        for row in &frame.rows {
+            let slot = self.slot(row.id);
+            let insert = Op::Insert {
+                slot,
+                shape: row.shape::<V>(),
+                layer: row.layer,
+                mask: row.mask,
+                is_static: row.is_static,
+                line: row.line,
+            };
+            match self.live.get(&row.id) {
+                None => ops.push(insert),
+                Some(old) if !old.same_flags(row) => {
+                    ops.push(Op::Remove {
+                        slot,
+                        line: row.line,
+                    });
+                    ops.push(insert);
+                }
+                Some(old) if !old.same_shape(row) => ops.push(Op::Update {
+                    slot,
+                    shape: row.shape::<V>(),
+                    line: row.line,
+                }),
+                Some(_) => {}
+            }
+            self.live.insert(row.id, *row);
+        }
+        ops
+    }
+}
+
+impl<V: Vector> ScenePlan<V> {
+    /// Compiles a parsed scene (of dimension `V::DIM`).
+    pub fn new(scene: &Scene) -> Self {
+        let mut d = Differ {
+            slots: BTreeMap::new(),
+            live: BTreeMap::new(),
+        };
+        let frames: Vec<Vec<Op<V>>> = scene.frames.iter().map(|f| d.diff(f)).collect();
+        let wrap = scene.frames.first().map(|f| d.diff(f)).unwrap_or_default();
+        let max_objects = scene.frames.iter().map(|f| f.rows.len()).max().unwrap_or(0);
+        ScenePlan {
+            frames,
+            wrap,
+            max_objects,
+        }
+    }
+
+    /// Frames in the file.
+    pub fn len(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// True when the scene has no frames.
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+
+    /// A source that plays the scene from its first frame, then again and
+    /// again (each pass after the first starts with the wrap-around frame).
+    pub fn source(&self) -> PlanSource<'_, V> {
+        PlanSource {
+            plan: self,
+            next: 0,
+        }
+    }
+}
+
+/// Plays a [`ScenePlan`] in a loop.
+pub struct PlanSource<'a, V: Vector> {
+    plan: &'a ScenePlan<V>,
+    next: usize,
+}
+
+impl<V: Vector> Source<V> for PlanSource<'_, V> {
+    fn next_frame(&mut self, ops: &mut Vec<Op<V>>) {
+        ops.clear();
+        let n = self.plan.frames.len();
+        let k = self.next;
+        self.next += 1;
+        if n == 0 {
+            return;
+        }
+        let frame = if k < n {
+            &self.plan.frames[k]
+        } else {
+            match (k - n) % n {
+                0 => &self.plan.wrap,
+                m => &self.plan.frames[m],
+            }
+        };
+        ops.extend_from_slice(frame);
+    }
+}
+
+/// Checks that every object of the scene can be held by sparti's structures
+/// (they all refuse the same objects: coordinates beyond
+/// [`sparti::MAX_COORDINATE`]), before anything is measured.
+///
+/// # Errors
+/// The first refused row, with its line.
+pub fn check_scene<V: Vector>(scene: &Scene) -> Result<(), crate::scene::LineError> {
+    let mut brute = BruteForce::<V, ()>::new();
+    for frame in &scene.frames {
+        for row in &frame.rows {
+            brute
+                .insert(ObjectDesc::new(row.shape::<V>(), ()))
+                .map_err(|e| {
+                    crate::scene::LineError::new(
+                        row.line,
+                        format!("sparti's structures refuse object {}: {e}", row.id),
+                    )
+                })?;
+        }
+        brute.clear();
+    }
+    Ok(())
+}
+
+/// The typical size of a scene's objects: the median over its rows of an
+/// object's largest extent (diameter, or twice the largest half extent).
+/// 1 when the scene is empty or every object is a point.
+pub fn typical_size(scene: &Scene) -> f32 {
+    let sizes: Vec<f64> = scene
+        .frames
+        .iter()
+        .flat_map(|f| f.rows.iter())
+        .map(|r| {
+            let m = if r.kind.is_round() {
+                r.size[0]
+            } else {
+                r.size.iter().copied().fold(0.0, f32::max)
+            };
+            f64::from(m) * 2.0
+        })
+        .collect();
+    let m = median(&sizes) as f32;
+    if m > 0.0 && m.is_finite() { m } else { 1.0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::Replayer;
+    use crate::scene::parse_scene;
+    use sparti::glam::Vec2;
+    use sparti::{LooseQuadtree, Quadtree};
+
+    const TIMING: Timing = Timing {
+        warm_up: 0,
+        min_frames: 9,
+        min_time: Duration::ZERO,
+        max_frames: 9,
+    };
+
+    fn discs() -> Scene {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/discs2d.csv");
+        parse_scene(&std::fs::read(path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn plan_replays_like_the_replayer_in_a_loop() {
+        let scene = discs();
+        let plan = ScenePlan::<Vec2>::new(&scene);
+        assert_eq!(plan.len(), scene.frames.len());
+        let mut replayer = Replayer::new(Quadtree::<u64>::new(), "quadtree");
+        let mut expected = Vec::new();
+        for f in &scene.frames {
+            replayer.apply(f).unwrap();
+            expected.push(replayer.pairs().len());
+            replayer.end_frame();
+        }
+        for config in [
+            Config::Brute,
+            Config::default_of(Structure::Loose),
+            Config::Bsp {
+                min_dimension: 2.0,
+                leaf_capacity: 0,
+            },
+        ] {
+            let run = measure::<Vec2>(config, None, &mut plan.source(), &TIMING).unwrap();
+            assert_eq!(run.pairs.len(), 9);
+            let n = expected.len();
+            // Pass one, then passes that start with the wrap-around frame.
+            for (k, &p) in run.pairs.iter().enumerate() {
+                let i = if k < n { k } else { (k - n) % n };
+                assert_eq!(p, expected[i], "{config:?} frame {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn first_difference_finds_counts_and_pairs_that_differ() {
+        let run = |pairs: Vec<usize>, fingerprints: Vec<u64>| Run {
+            pairs,
+            fingerprints,
+            ..Run::default()
+        };
+        let reference = run(vec![1, 2, 3], vec![10, 20, 30]);
+        assert_eq!(
+            run(vec![1, 2], vec![10, 20]).first_difference(&reference),
+            None
+        );
+        assert_eq!(
+            run(vec![1, 4, 3], vec![10, 20, 30]).first_difference(&reference),
+            Some((1, 4, 2))
+        );
+        // Same count, other pairs.
+        assert_eq!(
+            run(vec![1, 2, 3], vec![10, 20, 31]).first_difference(&reference),
+            Some((2, 3, 3))
+        );
+        assert_ne!(mix(1, 2), mix(1, 3));
+        assert_eq!(mix(1, 2), mix(2, 1));
+    }
+
+    #[test]
+    fn configs_print_as_code_and_defaults_match_the_library() {
+        assert_eq!(
+            Config::default_of(Structure::Orthtree).code(3),
+            "Octree::new()"
+        );
+        let c = Config::Loose {
+            min_node_size: 2.0,
+            looseness: 1.5,
+            leaf_capacity: 0,
+        };
+        assert_eq!(
+            c.code(2),
+            "LooseQuadtree::with_config(LooseConfig { min_node_size: 2.0, looseness: 1.5, ..Default::default() })"
+        );
+        let _: LooseQuadtree<u32> = LooseQuadtree::with_config(LooseConfig {
+            min_node_size: 2.0,
+            looseness: 1.5,
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert!(typical_size(&discs()) > 0.0);
+    }
+}
