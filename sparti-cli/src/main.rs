@@ -227,7 +227,8 @@ fn execute<V: Vector, S: SpatialIndex<V, u64>>(
 }
 
 /// The one place that maps names to structures: one line per structure
-/// and dimension. `None` when the structure is not in this build.
+/// and dimension. `None` for a structure of the other dimension (refused
+/// with a clearer message before this is called).
 fn dispatch(name: IndexName, scene: &Scene, job: &AnyJob) -> Option<Result<String, LineError>> {
     Some(match (name, job) {
         (IndexName::Brute, AnyJob::Two(j)) => {
@@ -246,7 +247,7 @@ fn dispatch(name: IndexName, scene: &Scene, job: &AnyJob) -> Option<Result<Strin
         (IndexName::LooseQuadtree, AnyJob::Two(j)) => {
             execute(LooseQuadtree::<u64>::new(), name, scene, j)
         }
-        // Not in this build (or asked in the wrong dimension, checked before).
+        // Asked in the wrong dimension (checked before).
         _ => return None,
     })
 }
@@ -331,8 +332,9 @@ fn run(cli: Cli) -> Result<String, Failure> {
     match dispatch(name, &scene, &job) {
         Some(out) => out.map_err(|e| Failure::at(scene_path, &[e])),
         None => Err(Failure(format!(
-            "index {} is not available in this build",
-            name.name()
+            "index {} does not run {} scenes",
+            name.name(),
+            scene.dim
         ))),
     }
 }
