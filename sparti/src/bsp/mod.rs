@@ -223,6 +223,8 @@ pub struct Bsp<V: Vector, T> {
     pending: Vec<u32>,
     /// Empty leaves counting down (L5).
     idle: Vec<u32>,
+    /// A spare buffer for `idle` while it is aged.
+    idle_spare: Vec<u32>,
     /// Objects removed by the `Remove` policy, for the caller to collect.
     evicted: Vec<(Handle, T)>,
     matrix: LayerMatrix,
@@ -283,6 +285,7 @@ impl<V: Vector, T> Bsp<V, T> {
             root: NONE,
             pending: Vec::new(),
             idle: Vec::new(),
+            idle_spare: Vec::new(),
             evicted: Vec::new(),
             matrix: LayerMatrix::ALL,
             counters: Counters::default(),

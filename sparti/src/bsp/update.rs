@@ -112,7 +112,9 @@ impl<V: Vector, T> Bsp<V, T> {
     /// One frame passes for the empty leaves: those idle for their lifespan
     /// are pruned, which may leave their parent an empty leaf in turn (L5).
     pub(crate) fn age_idle_nodes(&mut self) {
-        let mut idle = core::mem::take(&mut self.idle);
+        // Work on the list while parents made empty by pruning are listed in
+        // a second buffer (kept between frames: no allocation per frame).
+        let mut idle = core::mem::replace(&mut self.idle, core::mem::take(&mut self.idle_spare));
         let mut i = 0;
         while i < idle.len() {
             let n = idle[i];
@@ -147,6 +149,6 @@ impl<V: Vector, T> Bsp<V, T> {
             self.note_if_empty(parent);
         }
         idle.append(&mut self.idle);
-        self.idle = idle;
+        self.idle_spare = core::mem::replace(&mut self.idle, idle);
     }
 }
