@@ -106,12 +106,11 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
     }
 
     fn get(&self, h: Handle) -> Result<&Object<V, T>, Error> {
-        Ok(self.store.obj(self.store.resolve(h)?))
+        self.store.get(h)
     }
 
     fn value_mut(&mut self, h: Handle) -> Result<&mut T, Error> {
-        let slot = self.store.resolve(h)?;
-        Ok(&mut self.store.obj_mut(slot).value)
+        self.store.value_mut(h)
     }
 
     fn len(&self) -> usize {
@@ -122,9 +121,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
     where
         T: 'a,
     {
-        self.store
-            .iter()
-            .filter_map(|(h, s)| s.get().map(|o| (h, o)))
+        self.store.objects()
     }
 
     fn clear(&mut self) {

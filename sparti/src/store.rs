@@ -137,19 +137,32 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         self.slots.len()
     }
 
-    /// Live objects with their handles and slots, in slot order.
-    pub fn iter(&self) -> impl Iterator<Item = (Handle, &Slot<Object<V, T>>)> {
+    /// Live objects with their handles, in slot order.
+    pub fn objects(&self) -> impl Iterator<Item = (Handle, &Object<V, T>)> {
         self.slots.iter().enumerate().filter_map(|(i, s)| {
-            s.obj.as_ref().map(|_| {
+            s.obj.as_ref().map(|o| {
                 (
                     Handle {
                         index: i as u32,
                         generation: s.generation,
                     },
-                    s,
+                    o,
                 )
             })
         })
+    }
+
+    /// The object behind a handle.
+    #[inline]
+    pub fn get(&self, h: Handle) -> Result<&Object<V, T>, Error> {
+        Ok(self.obj(self.resolve(h)?))
+    }
+
+    /// The user value behind a handle, mutably.
+    #[inline]
+    pub fn value_mut(&mut self, h: Handle) -> Result<&mut T, Error> {
+        let slot = self.resolve(h)?;
+        Ok(&mut self.obj_mut(slot).value)
     }
 
     /// Removes every object; handles given so far become stale.
