@@ -221,13 +221,8 @@ pub struct LooseOrthtree<V: Vector, T> {
     moves: LooseUpdateCounts,
     // Scratch buffers, kept to avoid allocating per operation.
     work: Vec<(u32, u32)>,
-    stack: Vec<u32>,
-    walk: Vec<u32>,
-    cands: Vec<Item<V>>,
-    pair_stack: Vec<(u32, u32, u32)>,
-    cross_stack: Vec<(u32, u32)>,
-    /// Per node, the box around its subtree's objects (pair search).
-    sub_bounds: Vec<Aabb<V>>,
+    /// The flat snapshot the pair search walks, and its buffers.
+    flat: pairs::Flat<V>,
 }
 
 /// The loose octree (S3, 3D).
@@ -293,12 +288,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             scratch: Scratch::default(),
             moves: LooseUpdateCounts::default(),
             work: Vec::new(),
-            stack: Vec::new(),
-            walk: Vec::new(),
-            cands: Vec::new(),
-            pair_stack: Vec::new(),
-            cross_stack: Vec::new(),
-            sub_bounds: Vec::new(),
+            flat: pairs::Flat::default(),
         };
         t.make_preset_root();
         Ok(t)

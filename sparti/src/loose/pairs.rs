@@ -36,37 +36,121 @@
 //! higher node keeps both sides of a node pair about the same size, so the
 //! descent prunes on both sides.
 //!
+//! # The layout
+//! The search does not walk the node pool. A first pass copies the tree,
+//! breadth first, into a flat snapshot: per node its subtree box, the box
+//! of its own objects, its level, its objects as one range of a single item
+//! array and its children as one range of the node array. Siblings are
+//! neighbours in memory and every object's box is read from one contiguous
+//! array, so the descents touch a few cache lines where the pool cost a
+//! miss per node, per child and per item list. The same pass, read
+//! backwards, computes the subtree boxes. The walk order and so the order
+//! of the reported pairs are those of the tree itself.
+//!
 //! Nothing is allocated per node or per frame: the buffers are the tree's.
 
-use super::{LooseOrthtree, Node};
+use super::LooseOrthtree;
 use crate::geometry::{Aabb, Vector};
 use crate::index::{Item, report_pair};
 use crate::orthtree::NodeState;
 use crate::store::{NONE, Store};
 use crate::{Counters, Handle, LayerMatrix, Object};
 
+/// A node of the flat snapshot.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FlatNode<V: Vector> {
+    /// The box around every object of the subtree (inverted when empty).
+    sub: Aabb<V>,
+    /// The box around the node's own objects (inverted when none).
+    own: Aabb<V>,
+    /// The node's objects: `items[item_start..item_end]`.
+    item_start: u32,
+    item_end: u32,
+    /// The node's children: `nodes[kid_start..kid_end]`.
+    kid_start: u32,
+    kid_end: u32,
+    level: u16,
+}
+
+/// The snapshot of the tree the pair search walks (kept between frames:
+/// its buffers are reused).
+#[derive(Default)]
+pub(crate) struct Flat<V: Vector> {
+    nodes: Vec<FlatNode<V>>,
+    items: Vec<Item<V>>,
+    /// Pool indices in breadth-first order (the build's queue).
+    order: Vec<u32>,
+    /// Depth-first stack: (node, its parent's candidate segment).
+    stack: Vec<(u32, u32, u32)>,
+    /// Node pairs of a cross descent.
+    cross: Vec<(u32, u32)>,
+    /// Nodes of a subtree walk.
+    walk: Vec<u32>,
+    /// Ancestor objects, one segment per level of the descent.
+    cands: Vec<Item<V>>,
+}
+
+impl<V: Vector> Flat<V> {
+    /// Bytes held by the buffers.
+    pub fn memory(&self) -> usize {
+        self.nodes.capacity() * size_of::<FlatNode<V>>()
+            + (self.items.capacity() + self.cands.capacity()) * size_of::<Item<V>>()
+            + (self.order.capacity() + self.walk.capacity()) * size_of::<u32>()
+            + self.stack.capacity() * size_of::<(u32, u32, u32)>()
+            + self.cross.capacity() * size_of::<(u32, u32)>()
+    }
+}
+
+/// The inverted box: the union identity, meeting nothing.
+#[inline]
+fn empty<V: Vector>() -> Aabb<V> {
+    Aabb {
+        min: V::splat(f32::MAX),
+        max: V::splat(-f32::MAX),
+    }
+}
+
+/// True for the inverted box of a subtree without objects.
+#[inline]
+fn is_empty<V: Vector>(b: &Aabb<V>) -> bool {
+    !b.min.all_le(b.max)
+}
+
 /// What the pair search reads, and the counters it bumps.
 struct Ctx<'a, V: Vector, T> {
-    nodes: &'a [Node<V>],
-    /// `sub[n]`: the box around every object of `S(n)` (empty: inverted).
-    sub: &'a [Aabb<V>],
+    nodes: &'a [FlatNode<V>],
+    items: &'a [Item<V>],
     store: &'a Store<Object<V, T>>,
     matrix: &'a LayerMatrix,
     counters: &'a mut Counters,
 }
 
+/// The objects of a snapshot node.
+#[inline]
+fn items_of<'a, V: Vector>(items: &'a [Item<V>], n: &FlatNode<V>) -> &'a [Item<V>] {
+    &items[n.item_start as usize..n.item_end as usize]
+}
+
 impl<V: Vector, T> Ctx<'_, V, T> {
     /// Box test, static-static skip, then the exact test via `report_pair`.
-    #[inline]
+    #[inline(always)]
     fn test<F>(&mut self, a: &Item<V>, b: &Item<V>, f: &mut F)
     where
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
     {
         self.counters.pair_tests += 1;
-        if a.aabb.intersects(&b.aabb) && !(a.is_static && b.is_static) {
-            self.counters.shape_tests += 1;
-            report_pair(self.store, self.matrix, a.slot, b.slot, f);
+        if a.aabb.intersects(&b.aabb) & !(a.is_static & b.is_static) {
+            self.overlap(a, b, f);
         }
+    }
+
+    #[inline(never)]
+    fn overlap<F>(&mut self, a: &Item<V>, b: &Item<V>, f: &mut F)
+    where
+        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
+    {
+        self.counters.shape_tests += 1;
+        report_pair(self.store, self.matrix, a.slot, b.slot, f);
     }
 
     /// Every pair of an object of `S(a)` with one of `S(b)`, for disjoint
@@ -81,7 +165,7 @@ impl<V: Vector, T> Ctx<'_, V, T> {
     ) where
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
     {
-        let (nodes, sub) = (self.nodes, self.sub);
+        let nodes = self.nodes;
         stack.clear();
         stack.push((a, b));
         while let Some((a, b)) = stack.pop() {
@@ -92,12 +176,12 @@ impl<V: Vector, T> Ctx<'_, V, T> {
                 (b, a)
             };
             let xn = &nodes[x as usize];
-            if !xn.items.is_empty() {
+            if xn.item_end > xn.item_start {
                 self.items_vs_subtree(xn, y, walk, f);
             }
-            let yb = &sub[y as usize];
-            for &c in &xn.children {
-                if c != NONE && sub[c as usize].intersects(yb) {
+            let yb = &nodes[y as usize].sub;
+            for c in xn.kid_start..xn.kid_end {
+                if nodes[c as usize].sub.intersects(yb) {
                     stack.push((c, y));
                 }
             }
@@ -107,33 +191,32 @@ impl<V: Vector, T> Ctx<'_, V, T> {
     /// Every pair of an object of `I(x)` with one of `S(y)`, `y` not in the
     /// subtree of `x`: a walk of `y`'s subtree, pruned by the box around
     /// `x`'s objects.
-    fn items_vs_subtree<F>(&mut self, x: &Node<V>, y: u32, walk: &mut Vec<u32>, f: &mut F)
+    fn items_vs_subtree<F>(&mut self, x: &FlatNode<V>, y: u32, walk: &mut Vec<u32>, f: &mut F)
     where
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
     {
-        let (nodes, sub) = (self.nodes, self.sub);
-        let region = x.items[1..]
-            .iter()
-            .fold(x.items[0].aabb, |r, it| r.union(&it.aabb));
+        let nodes = self.nodes;
+        let region = x.own;
         walk.clear();
-        if sub[y as usize].intersects(&region) {
+        if nodes[y as usize].sub.intersects(&region) {
             walk.push(y);
         }
         while let Some(m) = walk.pop() {
             self.counters.node_visits += 1;
             let mn = &nodes[m as usize];
-            if !mn.items.is_empty() {
-                let mb = &sub[m as usize];
-                for a in &x.items {
+            if mn.item_end > mn.item_start {
+                let mb = &mn.sub;
+                let (xs, ms) = (items_of(self.items, x), items_of(self.items, mn));
+                for a in xs {
                     if a.aabb.intersects(mb) {
-                        for b in &mn.items {
+                        for b in ms {
                             self.test(a, b, f);
                         }
                     }
                 }
             }
-            for &c in &mn.children {
-                if c != NONE && sub[c as usize].intersects(&region) {
+            for c in mn.kid_start..mn.kid_end {
+                if nodes[c as usize].sub.intersects(&region) {
                     walk.push(c);
                 }
             }
@@ -141,58 +224,57 @@ impl<V: Vector, T> Ctx<'_, V, T> {
     }
 }
 
-/// True for the inverted box of a subtree without objects.
-#[inline]
-fn is_empty<V: Vector>(b: &Aabb<V>) -> bool {
-    !b.min.all_le(b.max)
-}
-
 impl<V: Vector, T> LooseOrthtree<V, T> {
-    /// Fills `sub_bounds[n]` with the box around every object of the
-    /// subtree of `n` (inverted, so that it meets nothing, for a subtree
-    /// without objects): a pass over the tree, children before parents.
-    /// Objects are usually much smaller than their node's pad, so these
-    /// boxes prune the pair search far better than loose bounds.
-    fn subtree_bounds(&mut self) {
+    /// Copies the tree into the flat snapshot, breadth first, then computes
+    /// the subtree boxes reading it backwards (children before parents).
+    /// Idle nodes are empty leaves and are left out.
+    fn flatten(&mut self) {
         let Self {
-            nodes,
-            sub_bounds: sub,
-            stack: order,
-            root,
-            ..
+            nodes, flat, root, ..
         } = self;
-        let empty = Aabb {
-            min: V::splat(f32::MAX),
-            max: V::splat(-f32::MAX),
-        };
-        sub.clear();
-        sub.resize(nodes.len(), empty);
-        // Parents before children in `order`, so children before parents
-        // when it is read backwards.
+        let Flat {
+            nodes: fnodes,
+            items,
+            order,
+            ..
+        } = flat;
+        fnodes.clear();
+        items.clear();
         order.clear();
         order.push(*root);
         let mut i = 0;
         while i < order.len() {
-            let n = order[i];
-            // Idle nodes are empty leaves: their box stays empty.
+            let node = &nodes[order[i] as usize];
+            let item_start = items.len() as u32;
+            items.extend_from_slice(&node.items);
+            let kid_start = order.len() as u32;
             order.extend(
-                nodes[n as usize]
-                    .children
+                node.children
                     .iter()
                     .copied()
                     .filter(|&c| c != NONE && nodes[c as usize].state != NodeState::Idle),
             );
+            fnodes.push(FlatNode {
+                sub: empty(),
+                own: empty(),
+                item_start,
+                item_end: items.len() as u32,
+                kid_start,
+                kid_end: order.len() as u32,
+                level: node.level,
+            });
             i += 1;
         }
-        for &n in order.iter().rev() {
-            let node = &nodes[n as usize];
-            let mut b = node.items.iter().fold(empty, |b, it| b.union(&it.aabb));
-            for &c in &node.children {
-                if c != NONE {
-                    b = b.union(&sub[c as usize]);
-                }
-            }
-            sub[n as usize] = b;
+        for i in (0..fnodes.len()).rev() {
+            let n = fnodes[i];
+            let own = items[n.item_start as usize..n.item_end as usize]
+                .iter()
+                .fold(empty(), |b, it| b.union(&it.aabb));
+            let sub = fnodes[n.kid_start as usize..n.kid_end as usize]
+                .iter()
+                .fold(own, |b, c| b.union(&c.sub));
+            fnodes[i].own = own;
+            fnodes[i].sub = sub;
         }
     }
 
@@ -203,41 +285,44 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         if self.root == NONE {
             return;
         }
-        self.subtree_bounds();
+        self.flatten();
         let Self {
-            nodes,
-            sub_bounds,
+            flat,
             store,
-            pair_stack: stack,
-            cross_stack,
-            cands: buf,
-            walk,
             counters,
-            root,
             matrix,
             ..
         } = self;
+        let Flat {
+            nodes,
+            items,
+            stack,
+            cross,
+            walk,
+            cands: buf,
+            ..
+        } = flat;
         let mut cx = Ctx {
             nodes,
-            sub: sub_bounds,
+            items,
             store,
             matrix,
             counters,
         };
-        let sub = cx.sub;
-        let nodes = cx.nodes;
+        let (nodes, all) = (cx.nodes, cx.items);
         buf.clear();
         stack.clear();
         // (node, its parent's segment `buf[start..end]`: the objects of the
-        // parent and of its ancestors that reach the parent)
-        stack.push((*root, 0, 0));
+        // parent and of its ancestors that reach the parent). The root is
+        // node 0 of the snapshot.
+        stack.push((0, 0, 0));
         while let Some((n, parent_start, parent_end)) = stack.pop() {
             cx.counters.node_visits += 1;
             let node = &nodes[n as usize];
             // Later segments belong to finished sibling subtrees.
             buf.truncate(parent_end as usize);
             let start = buf.len();
-            let nb = &sub[n as usize];
+            let nb = &node.sub;
             for i in parent_start as usize..parent_end as usize {
                 let c = buf[i];
                 if c.aabb.intersects(nb) {
@@ -247,33 +332,29 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             let mid = buf.len();
             // 1 and 2: this node's objects against each other and against
             // their ancestors'.
-            let items = &node.items;
+            let items = items_of(all, node);
             for (i, a) in items.iter().enumerate() {
                 for b in items[i + 1..].iter().chain(buf[start..mid].iter()) {
                     cx.test(a, b, &mut f);
                 }
             }
-            if node.child_count == 0 {
+            let kids = node.kid_start..node.kid_end;
+            if kids.is_empty() {
                 continue;
             }
             // 4: each two children's subtrees against each other.
-            if node.child_count > 1 {
-                for (i, &a) in node.children.iter().enumerate() {
-                    if a == NONE {
-                        continue;
-                    }
-                    for &b in &node.children[i + 1..] {
-                        if b != NONE && sub[a as usize].intersects(&sub[b as usize]) {
-                            cx.cross(a, b, cross_stack, walk, &mut f);
-                        }
+            for a in kids.clone() {
+                for b in a + 1..node.kid_end {
+                    if nodes[a as usize].sub.intersects(&nodes[b as usize].sub) {
+                        cx.cross(a, b, cross, walk, &mut f);
                     }
                 }
             }
             // 3: down into each child that holds objects.
             buf.extend_from_slice(items);
             let end = buf.len() as u32;
-            for &c in &node.children {
-                if c != NONE && !is_empty(&sub[c as usize]) {
+            for c in kids {
+                if !is_empty(&nodes[c as usize].sub) {
                     stack.push((c, start as u32, end));
                 }
             }

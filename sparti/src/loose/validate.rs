@@ -292,6 +292,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             + items_capacity * size_of::<Item<V>>()
             + self.store.capacity() * size_of::<Slot<Object<V, T>>>()
             + self.pads.capacity() * size_of::<f32>()
+            + self.flat.memory()
             + (self.pending.capacity()
                 + self.idle.capacity()
                 + self.idle_spare.capacity()

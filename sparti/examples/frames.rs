@@ -1,0 +1,170 @@
+//! Runs the dynamic-pairs workload of `benches/pairs.rs` for a number of
+//! frames with one structure, for profilers (`perf record`, callgrind).
+//!
+//! ```text
+//! cargo run --release -p sparti --example frames -- loose3 100000 100
+//! ```
+//! Structures: `oct3`, `loose3`, `bsp3`, `quad2`, `loose2`, `bsp2`.
+
+use std::time::Instant;
+
+use glam::{Vec2, Vec3};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+use sparti::{
+    Aabb, Bsp, BspConfig, LooseConfig, LooseOrthtree, ObjectDesc, Orthtree, OrthtreeConfig, Pair,
+    Shape, SpatialIndex, Vector,
+};
+
+fn run<V: Vector, S: SpatialIndex<V, ()>>(
+    n: usize,
+    frames: usize,
+    make: impl FnOnce(Aabb<V>) -> S,
+) {
+    let mut rng = Pcg64::seed_from_u64(0x5EED);
+    let side = if V::DIM == 3 {
+        (n as f32 * 4.0 / 3.0 * std::f32::consts::PI * 9.0 / 2.0).cbrt()
+    } else {
+        (n as f32 * std::f32::consts::PI * (4.0 + 1.0 / 6.0) / 2.0).sqrt()
+    };
+    let mut pos = Vec::with_capacity(n);
+    let mut vel = Vec::with_capacity(n);
+    let mut rad = Vec::with_capacity(n);
+    for _ in 0..n {
+        rad.push(rng.random_range(0.5f32..=1.5));
+        let mut p = V::ZERO;
+        let mut d = V::ZERO;
+        for i in 0..V::DIM {
+            p = p.with(i, rng.random_range(0.0..side));
+            d = d.with(i, rng.random_range(-1.0f32..=1.0));
+        }
+        pos.push(p);
+        let l = d.length_squared().sqrt().max(1e-3);
+        vel.push(d / l * rng.random_range(0.0f32..=0.1));
+    }
+    let world = Aabb::new(V::splat(-1.51), V::splat(side + 1.51)).expect("finite");
+    let side_f = side;
+    let mut index = make(world);
+    let handles = index
+        .insert_many(
+            (0..n)
+                .map(|i| ObjectDesc::new(Shape::sphere(pos[i], rad[i]), ()))
+                .collect(),
+        )
+        .expect("valid");
+    index.flush();
+    let mut pairs: Vec<Pair> = Vec::new();
+    let mut upd = 0.0;
+    let mut pai = 0.0;
+    for _ in 0..frames {
+        let t = Instant::now();
+        for (i, &h) in handles.iter().enumerate() {
+            let mut p = pos[i] + vel[i];
+            for a in 0..V::DIM {
+                let (x, v) = (p.get(a), vel[i].get(a));
+                if x < 0.0 {
+                    p = p.with(a, -x);
+                    vel[i] = vel[i].with(a, -v);
+                } else if x > side_f {
+                    p = p.with(a, 2.0 * side_f - x);
+                    vel[i] = vel[i].with(a, -v);
+                }
+            }
+            pos[i] = p;
+            index.update(h, Shape::sphere(p, rad[i])).expect("inside");
+        }
+        index.end_frame();
+        let t2 = Instant::now();
+        index.pairs(&mut pairs);
+        let t3 = Instant::now();
+        upd += (t2 - t).as_secs_f64();
+        pai += (t3 - t2).as_secs_f64();
+    }
+    index.reset_counters();
+    index.pairs(&mut pairs);
+    let c = index.counters();
+    let st = index.stats();
+    println!(
+        "pair tests/object {:.1}, shape tests/object {:.2}, bound tests/object {:.1}, node visits/object {:.2}, nodes {}, depth {}",
+        c.pair_tests as f64 / n as f64,
+        c.shape_tests as f64 / n as f64,
+        c.bound_tests as f64 / n as f64,
+        c.node_visits as f64 / n as f64,
+        st.nodes,
+        st.max_depth
+    );
+    let per = |s: f64| s * 1e9 / (frames * n) as f64;
+    println!(
+        "{} pairs; update {:.0} ns/object, pairs {:.0} ns/object, total {:.0}",
+        pairs.len(),
+        per(upd),
+        per(pai),
+        per(upd + pai)
+    );
+}
+
+fn main() {
+    let m: f32 = std::env::var("MIN")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1.0);
+    let cap: usize = std::env::var("CAP")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let args: Vec<String> = std::env::args().collect();
+    let which = args.get(1).map_or("loose3", String::as_str);
+    let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100_000);
+    let frames: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(50);
+    match which {
+        "oct3" => run::<Vec3, _>(n, frames, |w| {
+            Orthtree::with_config(OrthtreeConfig {
+                world: Some(w),
+                min_node_size: m,
+                ..Default::default()
+            })
+            .unwrap()
+        }),
+        "quad2" => run::<Vec2, _>(n, frames, |w| {
+            Orthtree::with_config(OrthtreeConfig {
+                world: Some(w),
+                min_node_size: m,
+                ..Default::default()
+            })
+            .unwrap()
+        }),
+        "loose3" => run::<Vec3, _>(n, frames, |w| {
+            LooseOrthtree::with_config(LooseConfig {
+                world: Some(w),
+                min_node_size: m,
+                leaf_capacity: cap,
+                ..Default::default()
+            })
+            .unwrap()
+        }),
+        "loose2" => run::<Vec2, _>(n, frames, |w| {
+            LooseOrthtree::with_config(LooseConfig {
+                world: Some(w),
+                min_node_size: m,
+                leaf_capacity: cap,
+                ..Default::default()
+            })
+            .unwrap()
+        }),
+        "bsp3" => run::<Vec3, _>(n, frames, |w| {
+            Bsp::with_config(BspConfig {
+                world: Some(w),
+                ..Default::default()
+            })
+            .unwrap()
+        }),
+        "bsp2" => run::<Vec2, _>(n, frames, |w| {
+            Bsp::with_config(BspConfig {
+                world: Some(w),
+                ..Default::default()
+            })
+            .unwrap()
+        }),
+        other => eprintln!("unknown structure {other}"),
+    }
+}
