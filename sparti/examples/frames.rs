@@ -4,7 +4,10 @@
 //! ```text
 //! cargo run --release -p sparti --example frames -- loose3 100000 100
 //! ```
-//! Structures: `oct3`, `loose3`, `bsp3`, `quad2`, `loose2`, `bsp2`.
+//! Structures: `oct3`, `loose3`, `bsp3`, `quad2`, `loose2`, `bsp2`; with
+//! `--features rayon`, `ploose3` and `ploose2` (the parallel pair search).
+//! `MIN=4` sets the trees' minimum node size, `CAP=8` the loose trees' leaf
+//! capacity.
 
 use std::time::Instant;
 
@@ -20,6 +23,7 @@ fn run<V: Vector, S: SpatialIndex<V, ()>>(
     n: usize,
     frames: usize,
     make: impl FnOnce(Aabb<V>) -> S,
+    find: impl Fn(&mut S, &mut Vec<Pair>),
 ) {
     let mut rng = Pcg64::seed_from_u64(0x5EED);
     let side = if V::DIM == 3 {
@@ -75,13 +79,13 @@ fn run<V: Vector, S: SpatialIndex<V, ()>>(
         }
         index.end_frame();
         let t2 = Instant::now();
-        index.pairs(&mut pairs);
+        find(&mut index, &mut pairs);
         let t3 = Instant::now();
         upd += (t2 - t).as_secs_f64();
         pai += (t3 - t2).as_secs_f64();
     }
     index.reset_counters();
-    index.pairs(&mut pairs);
+    find(&mut index, &mut pairs);
     let c = index.counters();
     let st = index.stats();
     println!(
@@ -103,68 +107,57 @@ fn run<V: Vector, S: SpatialIndex<V, ()>>(
     );
 }
 
+fn orth<V: Vector>(w: Aabb<V>, m: f32) -> Orthtree<V, ()> {
+    Orthtree::with_config(OrthtreeConfig {
+        world: Some(w),
+        min_node_size: m,
+        ..Default::default()
+    })
+    .expect("valid")
+}
+
+fn loose<V: Vector>(w: Aabb<V>, m: f32, cap: usize) -> LooseOrthtree<V, ()> {
+    LooseOrthtree::with_config(LooseConfig {
+        world: Some(w),
+        min_node_size: m,
+        leaf_capacity: cap,
+        ..Default::default()
+    })
+    .expect("valid")
+}
+
+fn bsp<V: Vector>(w: Aabb<V>) -> Bsp<V, ()> {
+    Bsp::with_config(BspConfig {
+        world: Some(w),
+        ..Default::default()
+    })
+    .expect("valid")
+}
+
+/// The sequential pair search of the trait.
+fn seq<V: Vector, S: SpatialIndex<V, ()>>(t: &mut S, out: &mut Vec<Pair>) {
+    t.pairs(out);
+}
+
 fn main() {
-    let m: f32 = std::env::var("MIN")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1.0);
-    let cap: usize = std::env::var("CAP")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
+    let env = |k: &str| std::env::var(k).ok();
+    let m: f32 = env("MIN").and_then(|s| s.parse().ok()).unwrap_or(1.0);
+    let cap: usize = env("CAP").and_then(|s| s.parse().ok()).unwrap_or(0);
     let args: Vec<String> = std::env::args().collect();
     let which = args.get(1).map_or("loose3", String::as_str);
     let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100_000);
     let frames: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(50);
     match which {
-        "oct3" => run::<Vec3, _>(n, frames, |w| {
-            Orthtree::with_config(OrthtreeConfig {
-                world: Some(w),
-                min_node_size: m,
-                ..Default::default()
-            })
-            .unwrap()
-        }),
-        "quad2" => run::<Vec2, _>(n, frames, |w| {
-            Orthtree::with_config(OrthtreeConfig {
-                world: Some(w),
-                min_node_size: m,
-                ..Default::default()
-            })
-            .unwrap()
-        }),
-        "loose3" => run::<Vec3, _>(n, frames, |w| {
-            LooseOrthtree::with_config(LooseConfig {
-                world: Some(w),
-                min_node_size: m,
-                leaf_capacity: cap,
-                ..Default::default()
-            })
-            .unwrap()
-        }),
-        "loose2" => run::<Vec2, _>(n, frames, |w| {
-            LooseOrthtree::with_config(LooseConfig {
-                world: Some(w),
-                min_node_size: m,
-                leaf_capacity: cap,
-                ..Default::default()
-            })
-            .unwrap()
-        }),
-        "bsp3" => run::<Vec3, _>(n, frames, |w| {
-            Bsp::with_config(BspConfig {
-                world: Some(w),
-                ..Default::default()
-            })
-            .unwrap()
-        }),
-        "bsp2" => run::<Vec2, _>(n, frames, |w| {
-            Bsp::with_config(BspConfig {
-                world: Some(w),
-                ..Default::default()
-            })
-            .unwrap()
-        }),
+        "oct3" => run::<Vec3, _>(n, frames, |w| orth(w, m), seq),
+        "quad2" => run::<Vec2, _>(n, frames, |w| orth(w, m), seq),
+        "loose3" => run::<Vec3, _>(n, frames, |w| loose(w, m, cap), seq),
+        "loose2" => run::<Vec2, _>(n, frames, |w| loose(w, m, cap), seq),
+        "bsp3" => run::<Vec3, _>(n, frames, bsp, seq),
+        "bsp2" => run::<Vec2, _>(n, frames, bsp, seq),
+        #[cfg(feature = "rayon")]
+        "ploose3" => run::<Vec3, _>(n, frames, |w| loose(w, m, cap), |t, out| t.par_pairs(out)),
+        #[cfg(feature = "rayon")]
+        "ploose2" => run::<Vec2, _>(n, frames, |w| loose(w, m, cap), |t, out| t.par_pairs(out)),
         other => eprintln!("unknown structure {other}"),
     }
 }

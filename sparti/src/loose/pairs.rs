@@ -80,6 +80,36 @@ pub(crate) struct Flat<V: Vector> {
     items: Vec<Item<V>>,
     /// Pool indices in breadth-first order (the build's queue).
     order: Vec<u32>,
+    /// The plan: independent pieces of the search, in the order they run.
+    tasks: Vec<Task>,
+    /// The candidate segments the tasks refer to.
+    plan: Vec<Item<V>>,
+    /// The planning descent: (node, depth, its parent's segment).
+    plan_stack: Vec<(u32, u32, u32, u32)>,
+    /// The buffers of the tasks run on the calling thread.
+    work: Work<V>,
+}
+
+/// One independent piece of the pair search. The pairs of the whole tree
+/// split, with no overlap (module docs), into the planned nodes' own
+/// objects against each other and their ancestors', the cross descents of
+/// their children, and the pairs within the subtrees below the planning
+/// depth with their ancestors' objects.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Task {
+    /// The objects of `node` against each other and against the ancestor
+    /// objects `plan[start..end]` that reach it.
+    Own { node: u32, start: u32, end: u32 },
+    /// The pairs of `S(a)` with `S(b)`, for sibling subtrees.
+    Cross { a: u32, b: u32 },
+    /// The pairs within `S(node)` and with the objects `plan[start..end]`
+    /// of its parent and of the ancestors that reach the parent.
+    Subtree { node: u32, start: u32, end: u32 },
+}
+
+/// The buffers one thread needs to run tasks.
+#[derive(Default)]
+pub(crate) struct Work<V: Vector> {
     /// Depth-first stack: (node, its parent's candidate segment).
     stack: Vec<(u32, u32, u32)>,
     /// Node pairs of a cross descent.
@@ -93,11 +123,15 @@ pub(crate) struct Flat<V: Vector> {
 impl<V: Vector> Flat<V> {
     /// Bytes held by the buffers.
     pub fn memory(&self) -> usize {
+        let w = &self.work;
         self.nodes.capacity() * size_of::<FlatNode<V>>()
-            + (self.items.capacity() + self.cands.capacity()) * size_of::<Item<V>>()
-            + (self.order.capacity() + self.walk.capacity()) * size_of::<u32>()
-            + self.stack.capacity() * size_of::<(u32, u32, u32)>()
-            + self.cross.capacity() * size_of::<(u32, u32)>()
+            + (self.items.capacity() + self.plan.capacity() + w.cands.capacity())
+                * size_of::<Item<V>>()
+            + (self.order.capacity() + w.walk.capacity()) * size_of::<u32>()
+            + self.tasks.capacity() * size_of::<Task>()
+            + self.plan_stack.capacity() * size_of::<(u32, u32, u32, u32)>()
+            + w.stack.capacity() * size_of::<(u32, u32, u32)>()
+            + w.cross.capacity() * size_of::<(u32, u32)>()
     }
 }
 
@@ -151,6 +185,93 @@ impl<V: Vector, T> Ctx<'_, V, T> {
     {
         self.counters.shape_tests += 1;
         report_pair(self.store, self.matrix, a.slot, b.slot, f);
+    }
+
+    /// Runs one task of the plan.
+    fn run<F>(&mut self, task: Task, plan: &[Item<V>], work: &mut Work<V>, f: &mut F)
+    where
+        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
+    {
+        match task {
+            Task::Own { node, start, end } => {
+                let items = items_of(self.items, &self.nodes[node as usize]);
+                let cands = &plan[start as usize..end as usize];
+                for (i, a) in items.iter().enumerate() {
+                    for b in items[i + 1..].iter().chain(cands) {
+                        self.test(a, b, f);
+                    }
+                }
+            }
+            Task::Cross { a, b } => self.cross(a, b, &mut work.cross, &mut work.walk, f),
+            Task::Subtree { node, start, end } => {
+                work.cands.clear();
+                work.cands
+                    .extend_from_slice(&plan[start as usize..end as usize]);
+                self.subtree(node, work, f);
+            }
+        }
+    }
+
+    /// Every pair within `S(node)` and of `S(node)` with the candidates in
+    /// `work.cands` (the objects of its parent and of the ancestors that
+    /// reach the parent): depth first, with one segment of candidates per
+    /// level.
+    fn subtree<F>(&mut self, node: u32, work: &mut Work<V>, f: &mut F)
+    where
+        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
+    {
+        let (nodes, all) = (self.nodes, self.items);
+        let Work {
+            stack,
+            cross,
+            walk,
+            cands: buf,
+        } = work;
+        stack.clear();
+        stack.push((node, 0, buf.len() as u32));
+        while let Some((n, parent_start, parent_end)) = stack.pop() {
+            self.counters.node_visits += 1;
+            let node = &nodes[n as usize];
+            // Later segments belong to finished sibling subtrees.
+            buf.truncate(parent_end as usize);
+            let start = buf.len();
+            let nb = &node.sub;
+            for i in parent_start as usize..parent_end as usize {
+                let c = buf[i];
+                if c.aabb.intersects(nb) {
+                    buf.push(c);
+                }
+            }
+            let mid = buf.len();
+            // 1 and 2: this node's objects against each other and against
+            // their ancestors'.
+            let items = items_of(all, node);
+            for (i, a) in items.iter().enumerate() {
+                for b in items[i + 1..].iter().chain(buf[start..mid].iter()) {
+                    self.test(a, b, f);
+                }
+            }
+            let kids = node.kid_start..node.kid_end;
+            if kids.is_empty() {
+                continue;
+            }
+            // 4: each two children's subtrees against each other.
+            for a in kids.clone() {
+                for b in a + 1..node.kid_end {
+                    if nodes[a as usize].sub.intersects(&nodes[b as usize].sub) {
+                        self.cross(a, b, cross, walk, f);
+                    }
+                }
+            }
+            // 3: down into each child that holds objects.
+            buf.extend_from_slice(items);
+            let end = buf.len() as u32;
+            for c in kids {
+                if !is_empty(&nodes[c as usize].sub) {
+                    stack.push((c, start as u32, end));
+                }
+            }
+        }
     }
 
     /// Every pair of an object of `S(a)` with one of `S(b)`, for disjoint
@@ -278,6 +399,71 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         }
     }
 
+    /// Cuts the pair search into independent tasks (see [`Task`]): a
+    /// descent of the top levels of the snapshot that files, per node, its
+    /// own objects' task and its children's cross descents, and hands each
+    /// subtree below the planning depth over whole. Nothing is tested here.
+    fn plan(&mut self) {
+        let Flat {
+            nodes,
+            items,
+            tasks,
+            plan,
+            plan_stack: stack,
+            ..
+        } = &mut self.flat;
+        tasks.clear();
+        plan.clear();
+        stack.clear();
+        // Enough subtrees for the threads to share: 64 in 3D and 2D alike.
+        let depth = if V::DIM == 3 { 2 } else { 3 };
+        // (node, depth, its parent's segment `plan[start..end]`)
+        stack.push((0, 0, 0, 0));
+        while let Some((n, d, parent_start, parent_end)) = stack.pop() {
+            self.counters.node_visits += 1;
+            let node = &nodes[n as usize];
+            let start = plan.len();
+            for i in parent_start as usize..parent_end as usize {
+                let c = plan[i];
+                if c.aabb.intersects(&node.sub) {
+                    plan.push(c);
+                }
+            }
+            let mid = plan.len();
+            if node.item_end > node.item_start {
+                tasks.push(Task::Own {
+                    node: n,
+                    start: start as u32,
+                    end: mid as u32,
+                });
+            }
+            for a in node.kid_start..node.kid_end {
+                for b in a + 1..node.kid_end {
+                    if nodes[a as usize].sub.intersects(&nodes[b as usize].sub) {
+                        tasks.push(Task::Cross { a, b });
+                    }
+                }
+            }
+            plan.extend_from_slice(items_of(items, node));
+            let end = plan.len() as u32;
+            for c in node.kid_start..node.kid_end {
+                if is_empty(&nodes[c as usize].sub) {
+                    continue;
+                }
+                if d + 1 < depth {
+                    stack.push((c, d + 1, start as u32, end));
+                } else {
+                    tasks.push(Task::Subtree {
+                        node: c,
+                        start: start as u32,
+                        end,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Snapshot, plan, then the tasks in order.
     pub(crate) fn find_pairs<F>(&mut self, mut f: F)
     where
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
@@ -286,6 +472,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             return;
         }
         self.flatten();
+        self.plan();
         let Self {
             flat,
             store,
@@ -296,10 +483,9 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let Flat {
             nodes,
             items,
-            stack,
-            cross,
-            walk,
-            cands: buf,
+            tasks,
+            plan,
+            work,
             ..
         } = flat;
         let mut cx = Ctx {
@@ -309,55 +495,69 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             matrix,
             counters,
         };
-        let (nodes, all) = (cx.nodes, cx.items);
-        buf.clear();
-        stack.clear();
-        // (node, its parent's segment `buf[start..end]`: the objects of the
-        // parent and of its ancestors that reach the parent). The root is
-        // node 0 of the snapshot.
-        stack.push((0, 0, 0));
-        while let Some((n, parent_start, parent_end)) = stack.pop() {
-            cx.counters.node_visits += 1;
-            let node = &nodes[n as usize];
-            // Later segments belong to finished sibling subtrees.
-            buf.truncate(parent_end as usize);
-            let start = buf.len();
-            let nb = &node.sub;
-            for i in parent_start as usize..parent_end as usize {
-                let c = buf[i];
-                if c.aabb.intersects(nb) {
-                    buf.push(c);
-                }
-            }
-            let mid = buf.len();
-            // 1 and 2: this node's objects against each other and against
-            // their ancestors'.
-            let items = items_of(all, node);
-            for (i, a) in items.iter().enumerate() {
-                for b in items[i + 1..].iter().chain(buf[start..mid].iter()) {
-                    cx.test(a, b, &mut f);
-                }
-            }
-            let kids = node.kid_start..node.kid_end;
-            if kids.is_empty() {
-                continue;
-            }
-            // 4: each two children's subtrees against each other.
-            for a in kids.clone() {
-                for b in a + 1..node.kid_end {
-                    if nodes[a as usize].sub.intersects(&nodes[b as usize].sub) {
-                        cx.cross(a, b, cross, walk, &mut f);
+        for &t in tasks.iter() {
+            cx.run(t, plan, work, &mut f);
+        }
+    }
+
+    /// The pair search on every thread of rayon's pool: the tasks of the
+    /// plan run in parallel, each into its own buffer, and the buffers are
+    /// joined in task order, so the records come in the order
+    /// [`for_each_pair`](crate::SpatialIndex::for_each_pair) gives them.
+    /// `record` turns an overlapping pair into what is collected (or
+    /// nothing).
+    #[cfg(feature = "rayon")]
+    pub(crate) fn par_collect<R, M>(&mut self, record: M, out: &mut Vec<R>)
+    where
+        T: Sync,
+        R: Send,
+        M: Fn(Handle, Handle, &Object<V, T>, &Object<V, T>) -> Option<R> + Sync,
+    {
+        use rayon::prelude::*;
+        out.clear();
+        self.build_pending();
+        if self.root == NONE {
+            return;
+        }
+        self.flatten();
+        self.plan();
+        let Self {
+            flat,
+            store,
+            counters,
+            matrix,
+            ..
+        } = self;
+        let (nodes, items, plan) = (&flat.nodes, &flat.items, &flat.plan);
+        let (store, matrix) = (&*store, &*matrix);
+        let parts: Vec<(Vec<R>, Counters)> = flat
+            .tasks
+            .par_iter()
+            .map_init(Work::default, |work, &t| {
+                let mut c = Counters::default();
+                let mut found = Vec::new();
+                let mut cx = Ctx {
+                    nodes,
+                    items,
+                    store,
+                    matrix,
+                    counters: &mut c,
+                };
+                cx.run(t, plan, work, &mut |a, b, oa, ob| {
+                    if let Some(r) = record(a, b, oa, ob) {
+                        found.push(r);
                     }
-                }
-            }
-            // 3: down into each child that holds objects.
-            buf.extend_from_slice(items);
-            let end = buf.len() as u32;
-            for c in kids {
-                if !is_empty(&nodes[c as usize].sub) {
-                    stack.push((c, start as u32, end));
-                }
-            }
+                });
+                (found, c)
+            })
+            .collect();
+        out.reserve(parts.iter().map(|(v, _)| v.len()).sum());
+        for (found, c) in parts {
+            out.extend(found);
+            counters.pair_tests += c.pair_tests;
+            counters.shape_tests += c.shape_tests;
+            counters.bound_tests += c.bound_tests;
+            counters.node_visits += c.node_visits;
         }
     }
 }

@@ -1,0 +1,228 @@
+//! The parallel pair search (feature `rayon`): on any number of threads,
+//! the same pairs and contacts in the same order as the single-threaded
+//! search, the same counters, and the brute force's pair set.
+//!
+//! ```text
+//! cargo test -p sparti --features rayon --test parallel_pairs
+//! ```
+#![cfg(feature = "rayon")]
+
+use glam::{Vec2, Vec3};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+use sparti::{
+    BruteForce, Contact, Handle, LooseConfig, LooseOrthtree, ObjectDesc, Pair, Shape, SpatialIndex,
+    Vector,
+};
+
+/// How a scene spreads its objects.
+#[derive(Clone, Copy, Debug)]
+enum Layout {
+    Uniform,
+    Clustered,
+    OnePoint,
+}
+
+struct Case {
+    name: &'static str,
+    seed: u64,
+    objects: usize,
+    side: f32,
+    layout: Layout,
+    /// Share of huge objects (a third of the world).
+    huge: f64,
+    static_share: f64,
+    layers: bool,
+}
+
+fn random_vec<V: Vector>(r: &mut Pcg64, lo: f32, hi: f32) -> V {
+    let mut v = V::ZERO;
+    for i in 0..V::DIM {
+        v = v.with(i, r.random_range(lo..hi));
+    }
+    v
+}
+
+/// A random shape of the case's layout (each frame draws new ones).
+fn shape<V: Vector>(c: &Case, r: &mut Pcg64, centres: &[V]) -> Shape<V> {
+    let p = match c.layout {
+        Layout::Uniform => random_vec(r, 0.0, c.side),
+        Layout::Clustered => {
+            let k = r.random_range(0..centres.len());
+            centres[k] + random_vec::<V>(r, -3.0, 3.0)
+        }
+        Layout::OnePoint => V::splat(c.side / 2.0),
+    };
+    let size = if r.random_bool(c.huge) {
+        c.side / 3.0
+    } else {
+        r.random_range(0.0..1.5)
+    };
+    if r.random_bool(0.5) {
+        Shape::sphere(p, size)
+    } else {
+        let h = random_vec::<V>(r, 0.0, size.max(1e-3));
+        Shape::cuboid(p, h)
+    }
+}
+
+/// Runs a case for a few frames and compares, every frame, the parallel
+/// search on pools of 1, 2 and 5 threads with the single-threaded one and
+/// with the brute force. Returns the number of pairs seen.
+fn run<V: Vector>(c: &Case, config: LooseConfig<V>) -> usize {
+    let mut r = Pcg64::seed_from_u64(c.seed);
+    let centres: Vec<V> = (0..5).map(|_| random_vec(&mut r, 0.0, c.side)).collect();
+    let mut tree = LooseOrthtree::<V, u32>::with_config(config).expect("valid configuration");
+    let mut brute = BruteForce::<V, u32>::new();
+    let mut handles: Vec<(Handle, Handle)> = Vec::new();
+    for i in 0..c.objects {
+        let mut d = ObjectDesc::new(shape(c, &mut r, &centres), i as u32)
+            .with_static(r.random_bool(c.static_share));
+        if c.layers {
+            d = d
+                .with_layer(1 << r.random_range(0..3))
+                .with_mask(r.random_range(1..8));
+        }
+        handles.push((
+            tree.insert(d.clone()).expect("valid"),
+            brute.insert(d).expect("valid"),
+        ));
+    }
+    let pools: Vec<rayon::ThreadPool> = [1, 2, 5]
+        .iter()
+        .map(|&n| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .expect("a thread pool")
+        })
+        .collect();
+    let mut total = 0;
+    for frame in 0..4 {
+        let (mut one, mut many, mut expected) = (Vec::new(), Vec::new(), Vec::new());
+        tree.reset_counters();
+        tree.pairs(&mut one);
+        let counters = tree.counters();
+        brute.pairs(&mut expected);
+        let ids = |t: &LooseOrthtree<V, u32>, b: &BruteForce<V, u32>, p: &[Pair], tree_side| {
+            let mut v: Vec<(u32, u32)> = p
+                .iter()
+                .map(|p| {
+                    let (a, b) = if tree_side {
+                        (t.get(p.a).unwrap().value, t.get(p.b).unwrap().value)
+                    } else {
+                        (b.get(p.a).unwrap().value, b.get(p.b).unwrap().value)
+                    };
+                    (a.min(b), a.max(b))
+                })
+                .collect();
+            v.sort_unstable();
+            v
+        };
+        assert_eq!(
+            ids(&tree, &brute, &one, true),
+            ids(&tree, &brute, &expected, false),
+            "{}: frame {frame}: the tree's pairs differ from the brute force's",
+            c.name
+        );
+        let mut contacts_one: Vec<Contact<V>> = Vec::new();
+        tree.contacts(&mut contacts_one);
+        for pool in &pools {
+            tree.reset_counters();
+            pool.install(|| tree.par_pairs(&mut many));
+            assert_eq!(
+                one,
+                many,
+                "{}: frame {frame}: {} threads gave other pairs or another order",
+                c.name,
+                pool.current_num_threads()
+            );
+            assert_eq!(
+                tree.counters(),
+                counters,
+                "{}: frame {frame}: counters differ",
+                c.name
+            );
+            let mut contacts_many = Vec::new();
+            pool.install(|| tree.par_contacts(&mut contacts_many));
+            assert_eq!(contacts_one, contacts_many, "{}: contacts differ", c.name);
+        }
+        total += one.len();
+        // Every object moves (or is respawned) before the next frame.
+        for &(ht, hb) in &handles {
+            let s = shape(c, &mut r, &centres);
+            tree.update(ht, s).expect("valid");
+            brute.update(hb, s).expect("valid");
+        }
+        tree.end_frame();
+        tree.validate().expect("invariants hold");
+    }
+    total
+}
+
+fn cases() -> Vec<Case> {
+    let base = Case {
+        name: "uniform",
+        seed: 1,
+        objects: 3000,
+        side: 60.0,
+        layout: Layout::Uniform,
+        huge: 0.0,
+        static_share: 0.0,
+        layers: false,
+    };
+    vec![
+        Case { ..base },
+        Case {
+            name: "clustered",
+            seed: 2,
+            layout: Layout::Clustered,
+            ..base
+        },
+        Case {
+            name: "one point",
+            seed: 3,
+            objects: 400,
+            layout: Layout::OnePoint,
+            ..base
+        },
+        Case {
+            name: "huge, static and layers",
+            seed: 4,
+            huge: 0.02,
+            static_share: 0.3,
+            layers: true,
+            ..base
+        },
+        Case {
+            name: "empty",
+            seed: 5,
+            objects: 0,
+            ..base
+        },
+    ]
+}
+
+#[test]
+fn parallel_pairs_equal_sequential_pairs_in_3d() {
+    let mut total = 0;
+    for c in cases() {
+        total += run::<Vec3>(&c, LooseConfig::default());
+    }
+    assert!(total > 1000, "too few pairs ({total}) to prove anything");
+}
+
+#[test]
+fn parallel_pairs_equal_sequential_pairs_in_2d() {
+    let mut total = 0;
+    for c in cases() {
+        total += run::<Vec2>(
+            &c,
+            LooseConfig {
+                min_node_size: 0.5,
+                ..Default::default()
+            },
+        );
+    }
+    assert!(total > 1000, "too few pairs ({total}) to prove anything");
+}
