@@ -122,8 +122,7 @@ pub(crate) fn within_limits<V: Vector>(b: &Aabb<V>) -> bool {
 /// A malformed shape, or [`Error::WorldTooLarge`] beyond [`MAX_COORDINATE`].
 #[inline]
 pub(crate) fn checked_aabb<V: Vector>(shape: &Shape<V>) -> Result<Aabb<V>, Error> {
-    shape.check()?;
-    let b = shape.aabb();
+    let b = shape.checked_aabb()?;
     if within_limits(&b) {
         Ok(b)
     } else {

@@ -1686,6 +1686,57 @@ fn sphere_pair<V: Vector>() -> impl Strategy<Value = (Sphere<V>, Sphere<V>)> {
     (sphere::<V>(), sphere::<V>())
 }
 
+/// Spheres of every scale: centres from game-sized to 1e18, radii from 0
+/// and 1e-30 to 1e6, so that `c -+ r` rounds every way.
+fn any_scale_sphere<V: Vector>() -> impl Strategy<Value = Sphere<V>> {
+    let scaled = || (-1.0f32..1.0, -30i32..=18).prop_map(|(m, e)| m * 10f32.powi(e));
+    (
+        vector::<V>(prop_oneof![coord(), scaled()]),
+        prop_oneof![
+            Just(0.0f32),
+            extent(),
+            (0.0f32..1.0, -30i32..=6).prop_map(|(m, e)| m * 10f32.powi(e)),
+        ],
+    )
+        .prop_map(|(center, radius)| Sphere { center, radius })
+}
+
+/// The sphere's box by the rule, decided exactly: `c -+ r` in `f32`, each
+/// side moved out one float step where it cuts the sphere (`c - min < r` or
+/// `max - c < r`). The differences are exact in `f64` unless the centre is
+/// below `r / 2^28` in size (then `c -+ r` rounds to `-+r`, and the side
+/// cuts the sphere exactly when the centre lies on the other side of 0).
+/// The first version of `aabb` trusted `f64` there too, and cut spheres by
+/// up to one part in 2^29 of their radius.
+fn check_sphere_aabb_vs_f64<V: Vector>(s: Sphere<V>) -> TestResult {
+    let r = V::splat(s.radius);
+    let (mut min, mut max) = (s.center - r, s.center + r);
+    let rad = f64::from(s.radius);
+    for i in 0..V::DIM {
+        let c = f64::from(s.center.get(i));
+        let tiny = c != 0.0 && c.abs() * 2f64.powi(28) < rad;
+        let (cut_min, cut_max) = if tiny {
+            (c < 0.0, c > 0.0)
+        } else {
+            (
+                c - f64::from(min.get(i)) < rad,
+                f64::from(max.get(i)) - c < rad,
+            )
+        };
+        if cut_min {
+            min = min.with(i, min.get(i).next_down());
+        }
+        if cut_max {
+            max = max.with(i, max.get(i).next_up());
+        }
+    }
+    let b = s.aabb();
+    prop_assert_eq!(b.min, min, "{:?}", s);
+    prop_assert_eq!(b.max, max, "{:?}", s);
+    prop_assert_eq!(s.checked_aabb(), Ok(b));
+    Ok(())
+}
+
 fn sphere_box_pair<V: Vector>() -> impl Strategy<Value = (Sphere<V>, Aabb<V>)> {
     (sphere::<V>(), aabb::<V>())
 }
@@ -1708,6 +1759,7 @@ fn plane_case<V: Vector>() -> impl Strategy<Value = (V, f32, V)> {
 for_both_dims! {
     aabb_intersects_contains_union: aabb_pair => check_aabb_pair;
     sphere_sphere_vs_distance: sphere_pair => check_sphere_pair;
+    sphere_aabb_vs_exact_f64: any_scale_sphere => check_sphere_aabb_vs_f64;
     sphere_sphere_touching_exactly: touching_spheres => check_touching_spheres;
     sphere_box_vs_clamped_point: sphere_box_pair => check_sphere_box;
     sphere_box_touching_exactly: touching_sphere_box => check_touching_sphere_box;

@@ -13,8 +13,7 @@ impl<V: Vector, T> Bsp<V, T> {
     /// deep as it fits (L3).
     pub(crate) fn update_shape(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error> {
         let slot = self.store.resolve(h)?;
-        shape.check()?;
-        let aabb = shape.aabb();
+        let aabb = shape.checked_aabb()?;
         if !within_limits(&aabb) {
             return Err(Error::WorldTooLarge);
         }

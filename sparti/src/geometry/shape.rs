@@ -64,6 +64,19 @@ impl<V: Vector> Shape<V> {
         }
     }
 
+    /// Checks the shape (as [`check`](Self::check)) and returns its
+    /// bounding box, computed once.
+    ///
+    /// # Errors
+    /// As [`check`](Self::check).
+    #[inline]
+    pub fn checked_aabb(&self) -> Result<Aabb<V>, Error> {
+        match self {
+            Shape::Sphere(s) => s.checked_aabb(),
+            Shape::Box(b) => b.check().map(|()| *b),
+        }
+    }
+
     /// The bounding box.
     #[inline]
     pub fn aabb(&self) -> Aabb<V> {

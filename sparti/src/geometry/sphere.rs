@@ -40,13 +40,25 @@ impl<V: Vector> Sphere<V> {
     /// # Errors
     /// [`Error::NonFinite`] or [`Error::NegativeSize`].
     pub fn check(&self) -> Result<(), Error> {
+        self.checked_aabb().map(|_| ())
+    }
+
+    /// Checks the sphere (as [`check`](Self::check)) and returns its
+    /// bounding box, computed once.
+    ///
+    /// # Errors
+    /// [`Error::NonFinite`] or [`Error::NegativeSize`].
+    #[inline]
+    pub fn checked_aabb(&self) -> Result<Aabb<V>, Error> {
         if !self.center.is_finite() || !self.radius.is_finite() {
             return Err(Error::NonFinite);
         }
         if self.radius < 0.0 {
             return Err(Error::NegativeSize);
         }
-        self.aabb().check()
+        let b = self.aabb();
+        b.check()?;
+        Ok(b)
     }
 
     /// The bounding box: `center -+ radius`, widened by one float step on a
@@ -54,16 +66,28 @@ impl<V: Vector> Sphere<V> {
     /// float spacing at the centre), so it always holds the whole sphere.
     #[inline]
     pub fn aabb(&self) -> Aabb<V> {
-        let r = V::splat(self.radius);
-        let (mut min, mut max) = (self.center - r, self.center + r);
-        let rad = f64::from(self.radius);
+        let (c, r) = (self.center, V::splat(self.radius));
+        let (min, max) = (c - r, c + r);
+        // The rounding errors of `c - r` and `c + r`, exactly (Knuth's
+        // TwoSum): `c - r = min + e_min` and `c + r = max + e_max`. The box
+        // cuts the sphere where `c - min < r`, that is `e_min < 0`, or where
+        // `max - c < r`, that is `e_max > 0`: that side moves out one float
+        // step. (This is the exact test the `f64` differences would give,
+        // without leaving `f32`. Non-finite input gives NaN errors, which
+        // move nothing; such boxes are refused by their check.)
+        let t = min - c;
+        let e_min = (c - (min - t)) + (-r - t);
+        let u = max - c;
+        let e_max = (c - (max - u)) + (r - u);
+        if V::ZERO.all_le(e_min) && e_max.all_le(V::ZERO) {
+            return Aabb { min, max };
+        }
+        let (mut min, mut max) = (min, max);
         for i in 0..V::DIM {
-            // f32 values and their differences are exact in f64 here.
-            let c = f64::from(self.center.get(i));
-            if c - f64::from(min.get(i)) < rad {
+            if e_min.get(i) < 0.0 {
                 min = min.with(i, min.get(i).next_down());
             }
-            if f64::from(max.get(i)) - c < rad {
+            if e_max.get(i) > 0.0 {
                 max = max.with(i, max.get(i).next_up());
             }
         }

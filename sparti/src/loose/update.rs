@@ -14,8 +14,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// there to its level.
     pub(crate) fn update_shape(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error> {
         let slot = self.store.resolve(h)?;
-        shape.check()?;
-        let aabb = shape.aabb();
+        let aabb = shape.checked_aabb()?;
         if self.store.slot(slot).node == NONE {
             // Still queued for the build: the build will place it.
             self.admit(&aabb)?;
