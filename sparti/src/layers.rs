@@ -74,9 +74,8 @@ impl LayerMatrix {
     /// True when some bit of `layers_a` collides with some bit of `layers_b`.
     #[inline]
     pub fn collides(&self, layers_a: u32, layers_b: u32) -> bool {
-        if *self == Self::ALL {
-            return layers_a != 0 && layers_b != 0;
-        }
+        // One row per bit of `layers_a`; objects are usually on one layer.
+        // (Comparing with `ALL` first cost a 128-byte comparison a pair.)
         let mut bits = layers_a;
         while bits != 0 {
             let i = bits.trailing_zeros();
