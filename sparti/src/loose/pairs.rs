@@ -38,14 +38,26 @@
 //!
 //! # The layout
 //! The search does not walk the node pool. A first pass copies the tree,
-//! breadth first, into a flat snapshot: per node its subtree box, the box
-//! of its own objects, its level, its objects as one range of a single item
-//! array and its children as one range of the node array. Siblings are
-//! neighbours in memory and every object's box is read from one contiguous
-//! array, so the descents touch a few cache lines where the pool cost a
-//! miss per node, per child and per item list. The same pass, read
-//! backwards, computes the subtree boxes. The walk order and so the order
-//! of the reported pairs are those of the tree itself.
+//! depth first, into a flat snapshot: per node its subtree box, the box of
+//! its own objects, its level, its children's list, and its objects as one
+//! range of a single item array, followed by the objects of its subtree,
+//! so that each subtree's objects are one range too. The same pass, read
+//! backwards, computes the subtree boxes. Every object's box is read from
+//! one contiguous array, where the pool cost a cache miss per node, per
+//! child and per item list.
+//!
+//! A subtree of at most [`BUCKET`] objects is not descended: its objects
+//! are searched as one list (all pairs within it; or, against another
+//! subtree or a node's objects, every object that meets the other side's
+//! box against all of them). Each pair is still tested once, and box tests
+//! on contiguous memory cost less than node visits at the bottom of the
+//! tree, where most nodes hold one or two objects.
+//!
+//! # Threads
+//! The search is cut into independent tasks (see [`Task`]) planned from the
+//! top levels; one thread runs them in order, and with the `rayon` feature
+//! `par_pairs` runs them on every thread and joins the results in the same
+//! order.
 //!
 //! Nothing is allocated per node or per frame: the buffers are the tree's.
 
@@ -66,11 +78,27 @@ pub(crate) struct FlatNode<V: Vector> {
     /// The node's objects: `items[item_start..item_end]`.
     item_start: u32,
     item_end: u32,
-    /// The node's children: `nodes[kid_start..kid_end]`.
+    /// The objects of the whole subtree: `items[item_start..sub_end]` (the
+    /// snapshot is in depth-first order).
+    sub_end: u32,
+    /// The node's children: `kids[kid_start..kid_end]`.
     kid_start: u32,
     kid_end: u32,
     level: u16,
 }
+
+impl<V: Vector> FlatNode<V> {
+    /// True for a subtree small enough to be searched as one list.
+    #[inline]
+    fn small(&self) -> bool {
+        self.sub_end - self.item_start <= BUCKET
+    }
+}
+
+/// Subtrees of at most this many objects are searched as one list of
+/// objects, without descending: a box test on contiguous memory costs less
+/// than a node visit.
+const BUCKET: u32 = 16;
 
 /// The snapshot of the tree the pair search walks (kept between frames:
 /// its buffers are reused).
@@ -78,8 +106,10 @@ pub(crate) struct FlatNode<V: Vector> {
 pub(crate) struct Flat<V: Vector> {
     nodes: Vec<FlatNode<V>>,
     items: Vec<Item<V>>,
-    /// Pool indices in breadth-first order (the build's queue).
-    order: Vec<u32>,
+    /// Children lists: `kids[n.kid_start..n.kid_end]` are `n`'s.
+    kids: Vec<u32>,
+    /// The build's depth-first stack: (pool node, its slot in `kids`).
+    order: Vec<(u32, u32)>,
     /// The plan: independent pieces of the search, in the order they run.
     tasks: Vec<Task>,
     /// The candidate segments the tasks refer to.
@@ -127,7 +157,8 @@ impl<V: Vector> Flat<V> {
         self.nodes.capacity() * size_of::<FlatNode<V>>()
             + (self.items.capacity() + self.plan.capacity() + w.cands.capacity())
                 * size_of::<Item<V>>()
-            + (self.order.capacity() + w.walk.capacity()) * size_of::<u32>()
+            + (self.kids.capacity() + w.walk.capacity()) * size_of::<u32>()
+            + self.order.capacity() * size_of::<(u32, u32)>()
             + self.tasks.capacity() * size_of::<Task>()
             + self.plan_stack.capacity() * size_of::<(u32, u32, u32, u32)>()
             + w.stack.capacity() * size_of::<(u32, u32, u32)>()
@@ -154,9 +185,16 @@ fn is_empty<V: Vector>(b: &Aabb<V>) -> bool {
 struct Ctx<'a, V: Vector, T> {
     nodes: &'a [FlatNode<V>],
     items: &'a [Item<V>],
+    kids: &'a [u32],
     store: &'a Store<Object<V, T>>,
     matrix: &'a LayerMatrix,
     counters: &'a mut Counters,
+}
+
+/// The objects of a snapshot node's whole subtree.
+#[inline]
+fn sub_items_of<'a, V: Vector>(items: &'a [Item<V>], n: &FlatNode<V>) -> &'a [Item<V>] {
+    &items[n.item_start as usize..n.sub_end as usize]
 }
 
 /// The objects of a snapshot node.
@@ -243,6 +281,17 @@ impl<V: Vector, T> Ctx<'_, V, T> {
                 }
             }
             let mid = buf.len();
+            if node.small() {
+                // The whole subtree as one list: every pair within it, and
+                // every object of it against the ancestors' objects.
+                let items = sub_items_of(all, node);
+                for (i, a) in items.iter().enumerate() {
+                    for b in items[i + 1..].iter().chain(buf[start..mid].iter()) {
+                        self.test(a, b, f);
+                    }
+                }
+                continue;
+            }
             // 1 and 2: this node's objects against each other and against
             // their ancestors'.
             let items = items_of(all, node);
@@ -251,13 +300,10 @@ impl<V: Vector, T> Ctx<'_, V, T> {
                     self.test(a, b, f);
                 }
             }
-            let kids = node.kid_start..node.kid_end;
-            if kids.is_empty() {
-                continue;
-            }
+            let kids = &self.kids[node.kid_start as usize..node.kid_end as usize];
             // 4: each two children's subtrees against each other.
-            for a in kids.clone() {
-                for b in a + 1..node.kid_end {
+            for (i, &a) in kids.iter().enumerate() {
+                for &b in &kids[i + 1..] {
                     if nodes[a as usize].sub.intersects(&nodes[b as usize].sub) {
                         self.cross(a, b, cross, walk, f);
                     }
@@ -266,9 +312,26 @@ impl<V: Vector, T> Ctx<'_, V, T> {
             // 3: down into each child that holds objects.
             buf.extend_from_slice(items);
             let end = buf.len() as u32;
-            for c in kids {
+            for &c in kids {
                 if !is_empty(&nodes[c as usize].sub) {
                     stack.push((c, start as u32, end));
+                }
+            }
+        }
+    }
+
+    /// Every pair of an object of `xs` with one of the subtree `y`, taken as
+    /// one list (`xs` lies outside `y`'s subtree).
+    #[inline]
+    fn lists<F>(&mut self, xs: &[Item<V>], y: &FlatNode<V>, f: &mut F)
+    where
+        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
+    {
+        let ys = sub_items_of(self.items, y);
+        for a in xs {
+            if a.aabb.intersects(&y.sub) {
+                for b in ys {
+                    self.test(a, b, f);
                 }
             }
         }
@@ -291,17 +354,19 @@ impl<V: Vector, T> Ctx<'_, V, T> {
         stack.push((a, b));
         while let Some((a, b)) = stack.pop() {
             self.counters.node_visits += 1;
-            let (x, y) = if nodes[a as usize].level >= nodes[b as usize].level {
-                (a, b)
-            } else {
-                (b, a)
-            };
+            let (an, bn) = (&nodes[a as usize], &nodes[b as usize]);
+            if an.small() && bn.small() {
+                // Both subtrees as lists.
+                self.lists(sub_items_of(self.items, an), bn, f);
+                continue;
+            }
+            let (x, y) = if an.level >= bn.level { (a, b) } else { (b, a) };
             let xn = &nodes[x as usize];
             if xn.item_end > xn.item_start {
                 self.items_vs_subtree(xn, y, walk, f);
             }
             let yb = &nodes[y as usize].sub;
-            for c in xn.kid_start..xn.kid_end {
+            for &c in &self.kids[xn.kid_start as usize..xn.kid_end as usize] {
                 if nodes[c as usize].sub.intersects(yb) {
                     stack.push((c, y));
                 }
@@ -325,6 +390,10 @@ impl<V: Vector, T> Ctx<'_, V, T> {
         while let Some(m) = walk.pop() {
             self.counters.node_visits += 1;
             let mn = &nodes[m as usize];
+            if mn.small() {
+                self.lists(items_of(self.items, x), mn, f);
+                continue;
+            }
             if mn.item_end > mn.item_start {
                 let mb = &mn.sub;
                 let (xs, ms) = (items_of(self.items, x), items_of(self.items, mn));
@@ -336,7 +405,7 @@ impl<V: Vector, T> Ctx<'_, V, T> {
                     }
                 }
             }
-            for c in mn.kid_start..mn.kid_end {
+            for &c in &self.kids[mn.kid_start as usize..mn.kid_end as usize] {
                 if nodes[c as usize].sub.intersects(&region) {
                     walk.push(c);
                 }
@@ -346,9 +415,10 @@ impl<V: Vector, T> Ctx<'_, V, T> {
 }
 
 impl<V: Vector, T> LooseOrthtree<V, T> {
-    /// Copies the tree into the flat snapshot, breadth first, then computes
-    /// the subtree boxes reading it backwards (children before parents).
-    /// Idle nodes are empty leaves and are left out.
+    /// Copies the tree into the flat snapshot, depth first (so each
+    /// subtree's objects are one range), then computes the subtree boxes
+    /// and ranges reading it backwards (children before parents). Idle
+    /// nodes are empty leaves and are left out.
     fn flatten(&mut self) {
         let Self {
             nodes, flat, root, ..
@@ -356,46 +426,64 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let Flat {
             nodes: fnodes,
             items,
-            order,
+            kids,
+            order: stack,
             ..
         } = flat;
         fnodes.clear();
         items.clear();
-        order.clear();
-        order.push(*root);
-        let mut i = 0;
-        while i < order.len() {
-            let node = &nodes[order[i] as usize];
+        kids.clear();
+        stack.clear();
+        stack.push((*root, NONE));
+        while let Some((n, slot)) = stack.pop() {
+            let me = fnodes.len() as u32;
+            if slot != NONE {
+                kids[slot as usize] = me;
+            }
+            let node = &nodes[n as usize];
             let item_start = items.len() as u32;
             items.extend_from_slice(&node.items);
-            let kid_start = order.len() as u32;
-            order.extend(
-                node.children
-                    .iter()
-                    .copied()
-                    .filter(|&c| c != NONE && nodes[c as usize].state != NodeState::Idle),
-            );
+            let kid_start = kids.len() as u32;
+            for &c in &node.children {
+                if c != NONE && nodes[c as usize].state != NodeState::Idle {
+                    kids.push(NONE);
+                }
+            }
+            let kid_end = kids.len() as u32;
+            // Pushed last to first, so children are visited (and numbered)
+            // in the order of their slots.
+            let mut k = kid_end;
+            for &c in node.children.iter().rev() {
+                if c != NONE && nodes[c as usize].state != NodeState::Idle {
+                    k -= 1;
+                    stack.push((c, k));
+                }
+            }
             fnodes.push(FlatNode {
                 sub: empty(),
                 own: empty(),
                 item_start,
                 item_end: items.len() as u32,
+                sub_end: items.len() as u32,
                 kid_start,
-                kid_end: order.len() as u32,
+                kid_end,
                 level: node.level,
             });
-            i += 1;
         }
         for i in (0..fnodes.len()).rev() {
             let n = fnodes[i];
             let own = items[n.item_start as usize..n.item_end as usize]
                 .iter()
                 .fold(empty(), |b, it| b.union(&it.aabb));
-            let sub = fnodes[n.kid_start as usize..n.kid_end as usize]
+            let mine = &kids[n.kid_start as usize..n.kid_end as usize];
+            let sub = mine
                 .iter()
-                .fold(own, |b, c| b.union(&c.sub));
+                .fold(own, |b, &c| b.union(&fnodes[c as usize].sub));
             fnodes[i].own = own;
             fnodes[i].sub = sub;
+            if let Some(&last) = mine.last() {
+                fnodes[i].sub_end = fnodes[last as usize].sub_end;
+            }
         }
     }
 
@@ -407,6 +495,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let Flat {
             nodes,
             items,
+            kids,
             tasks,
             plan,
             plan_stack: stack,
@@ -437,8 +526,9 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                     end: mid as u32,
                 });
             }
-            for a in node.kid_start..node.kid_end {
-                for b in a + 1..node.kid_end {
+            let children = &kids[node.kid_start as usize..node.kid_end as usize];
+            for (i, &a) in children.iter().enumerate() {
+                for &b in &children[i + 1..] {
                     if nodes[a as usize].sub.intersects(&nodes[b as usize].sub) {
                         tasks.push(Task::Cross { a, b });
                     }
@@ -446,7 +536,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             }
             plan.extend_from_slice(items_of(items, node));
             let end = plan.len() as u32;
-            for c in node.kid_start..node.kid_end {
+            for &c in children {
                 if is_empty(&nodes[c as usize].sub) {
                     continue;
                 }
@@ -483,6 +573,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let Flat {
             nodes,
             items,
+            kids,
             tasks,
             plan,
             work,
@@ -491,6 +582,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let mut cx = Ctx {
             nodes,
             items,
+            kids,
             store,
             matrix,
             counters,
@@ -528,7 +620,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             matrix,
             ..
         } = self;
-        let (nodes, items, plan) = (&flat.nodes, &flat.items, &flat.plan);
+        let (nodes, items, kids, plan) = (&flat.nodes, &flat.items, &flat.kids, &flat.plan);
         let (store, matrix) = (&*store, &*matrix);
         let parts: Vec<(Vec<R>, Counters)> = flat
             .tasks
@@ -539,6 +631,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                 let mut cx = Ctx {
                     nodes,
                     items,
+                    kids,
                     store,
                     matrix,
                     counters: &mut c,
