@@ -3,6 +3,25 @@
 use super::{Aabb, Vector};
 use crate::Error;
 
+/// `x` moved one float step up (`up`) or down when `go`, else `x`; for
+/// finite `x`, without branches (the sphere box's widening, where the
+/// condition is a coin toss and branches mispredict).
+#[inline(always)]
+fn step(x: f32, go: bool, up: bool) -> f32 {
+    let b = x.to_bits();
+    // Away from zero is +1 on the bits, towards zero -1; from +-0, the
+    // smallest subnormal of the direction's sign.
+    let away = (x > 0.0) == up;
+    let moved = if x == 0.0 {
+        if up { 1 } else { 0x8000_0001 }
+    } else if away {
+        b.wrapping_add(1)
+    } else {
+        b.wrapping_sub(1)
+    };
+    f32::from_bits(if go && x.is_finite() { moved } else { b })
+}
+
 /// A ball given by its centre and radius (a circle in 2D). Closed: touching
 /// counts as overlapping.
 ///
@@ -57,7 +76,11 @@ impl<V: Vector> Sphere<V> {
             return Err(Error::NegativeSize);
         }
         let b = self.aabb();
-        b.check()?;
+        // From a finite centre and radius, `min <= max`; only `c -+ r` can
+        // overflow, which makes the extent infinite (or NaN).
+        if !(b.max - b.min).is_finite() {
+            return Err(Error::NonFinite);
+        }
         Ok(b)
     }
 
@@ -79,19 +102,12 @@ impl<V: Vector> Sphere<V> {
         let e_min = (c - (min - t)) + (-r - t);
         let u = max - c;
         let e_max = (c - (max - u)) + (r - u);
-        if V::ZERO.all_le(e_min) && e_max.all_le(V::ZERO) {
-            return Aabb { min, max };
-        }
-        let (mut min, mut max) = (min, max);
+        let (mut lo, mut hi) = (min, max);
         for i in 0..V::DIM {
-            if e_min.get(i) < 0.0 {
-                min = min.with(i, min.get(i).next_down());
-            }
-            if e_max.get(i) > 0.0 {
-                max = max.with(i, max.get(i).next_up());
-            }
+            lo = lo.with(i, step(min.get(i), e_min.get(i) < 0.0, false));
+            hi = hi.with(i, step(max.get(i), e_max.get(i) > 0.0, true));
         }
-        Aabb { min, max }
+        Aabb { min: lo, max: hi }
     }
 
     /// True when the spheres overlap or touch.

@@ -27,6 +27,20 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             return Err(Error::WorldTooLarge);
         }
         let (p, e) = Self::extent(&aabb);
+        // Fast path: the object's node still holds it (then so does the
+        // root: loose bounds nest), so only the copies of the box change.
+        let (n, pos) = {
+            let s = self.store.slot(slot);
+            (s.node, s.pos as usize)
+        };
+        if self.settles(n, &aabb, p, e) {
+            let o = self.store.obj_mut(slot);
+            o.shape = shape;
+            o.aabb = aabb;
+            self.nodes[n as usize].items[pos].aabb = aabb;
+            self.moves.in_place += 1;
+            return Ok(());
+        }
         if !self.fits_root(&aabb, p) {
             match self.config.out_of_bounds {
                 OutOfBounds::Grow => self.grow_to(&aabb, p)?,
