@@ -366,11 +366,15 @@ impl<V: Vector, T> Ctx<'_, V, T> {
                 self.items_vs_subtree(xn, y, walk, f);
             }
             let yb = &nodes[y as usize].sub;
+            // Branch-free: each child is written, and kept when it meets
+            // `yb` (a coin toss a child, which a branch would mispredict).
+            let mut next = [(0, 0); 8];
+            let mut k = 0;
             for &c in &self.kids[xn.kid_start as usize..xn.kid_end as usize] {
-                if nodes[c as usize].sub.intersects(yb) {
-                    stack.push((c, y));
-                }
+                next[k] = (c, y);
+                k += usize::from(nodes[c as usize].sub.intersects(yb));
             }
+            stack.extend_from_slice(&next[..k]);
         }
     }
 
@@ -405,11 +409,13 @@ impl<V: Vector, T> Ctx<'_, V, T> {
                     }
                 }
             }
+            let mut next = [0; 8];
+            let mut k = 0;
             for &c in &self.kids[mn.kid_start as usize..mn.kid_end as usize] {
-                if nodes[c as usize].sub.intersects(&region) {
-                    walk.push(c);
-                }
+                next[k] = c;
+                k += usize::from(nodes[c as usize].sub.intersects(&region));
             }
+            walk.extend_from_slice(&next[..k]);
         }
     }
 }
