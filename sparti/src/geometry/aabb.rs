@@ -135,7 +135,11 @@ impl<V: Vector> Aabb<V> {
     /// True when the box overlaps or touches the sphere.
     #[inline]
     pub fn intersects_sphere(&self, s: &Sphere<V>) -> bool {
+        // The box test too: a squared distance below ~1e-38 underflows to
+        // 0, and an exact test must never pass where the structures, which
+        // prune by bounding boxes, cannot (found by fuzzing).
         self.distance_squared_to_point(s.center) <= s.radius * s.radius
+            && self.intersects(&s.aabb())
     }
 
     /// Volume (area in 2D).

@@ -119,9 +119,13 @@ impl<V: Vector> Frustum<V> {
     /// False when the sphere lies wholly outside one plane.
     #[inline]
     pub fn intersects_sphere(&self, s: &Sphere<V>) -> bool {
+        // The box test too: `signed_distance + radius` can round a tiny
+        // gap away, and the structures, which test bounding boxes first,
+        // would not report the sphere (found by fuzzing).
         self.planes
             .iter()
             .all(|p| p.signed_distance(s.center) >= -s.radius)
+            && self.intersects_aabb(&s.aabb())
     }
 
     /// True when the point is inside every plane.

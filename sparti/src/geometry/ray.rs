@@ -127,6 +127,15 @@ impl<V: Vector> Ray<V> {
 
     /// The first point where the ray meets the sphere within `max_dist`.
     pub fn cast_sphere(&self, s: &Sphere<V>, max_dist: f32) -> Option<RayIntersection<V>> {
+        let hit = self.cast_sphere_unchecked(s, max_dist)?;
+        // A hit must also meet the sphere's bounding box: squared distances
+        // below ~1e-38 underflow to 0, and the structures, which clip rays
+        // to bounding boxes first, would not report it (found by fuzzing).
+        self.clip_aabb(&s.aabb(), max_dist)?;
+        Some(hit)
+    }
+
+    fn cast_sphere_unchecked(&self, s: &Sphere<V>, max_dist: f32) -> Option<RayIntersection<V>> {
         let m = self.origin - s.center;
         let c = m.length_squared() - s.radius * s.radius;
         if c <= 0.0 {

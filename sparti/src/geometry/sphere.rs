@@ -114,7 +114,8 @@ impl<V: Vector> Sphere<V> {
     #[inline]
     pub fn intersects(&self, o: &Self) -> bool {
         let r = self.radius + o.radius;
-        self.center.distance_squared(o.center) <= r * r
+        // The box test too: see `Aabb::intersects_sphere` (underflow).
+        self.center.distance_squared(o.center) <= r * r && self.aabb().intersects(&o.aabb())
     }
 
     /// True when the point is inside or on the sphere.
@@ -127,6 +128,7 @@ impl<V: Vector> Sphere<V> {
     pub fn contains_aabb(&self, b: &Aabb<V>) -> bool {
         // The farthest corner from the centre, component by component.
         let d = (b.min - self.center).abs().max((b.max - self.center).abs());
-        d.length_squared() <= self.radius * self.radius
+        // The box test too: see `Aabb::intersects_sphere` (underflow).
+        d.length_squared() <= self.radius * self.radius && self.aabb().contains(b)
     }
 }

@@ -108,7 +108,11 @@ impl<V: Vector, T> Orthtree<V, T> {
             let n = &self.nodes[old as usize];
             (n.bounds, n.level)
         };
-        let side = b.max.get(0) - b.min.get(0);
+        // At least the nominal side (`min_node_size * 2^level`): far from
+        // the origin rounding may have collapsed the stored bounds to zero
+        // width, and doubling zero never grows (found by fuzzing).
+        let nominal = (f64::from(self.config.min_node_size) * 2f64.powi(i32::from(level))) as f32;
+        let side = (b.max.get(0) - b.min.get(0)).max(nominal);
         let (mut min, mut max, mut center) = (b.min, b.max, b.min);
         let mut k = 0;
         for i in 0..V::DIM {

@@ -1,0 +1,321 @@
+//! Soak test (issue 6): a machine gun in a world of static obstacles fires
+//! bullets that live 60 frames, so objects are spawned and despawned every
+//! frame, for every structure. Checked on every frame: `validate()` (every
+//! `SOAK_VALIDATE_EVERY`th frame, default every frame); on sampled frames
+//! (every `SOAK_SAMPLE`th): pairs, contact events and queries of every kind
+//! equal to the brute force's. Memory must stay flat: the structure's own
+//! figure (`stats().memory_bytes`, its arrays' capacities) and the peak
+//! resident memory of the whole test process (`VmHWM` on Linux: the
+//! structure, the brute force and the test's buffers) at the end may not
+//! exceed 1.1 times their values at the checkpoint (frame
+//! 10,000, or a fifth of the run for short runs). The node pool and free
+//! lists are reused, so nothing grows once the stream is steady.
+//!
+//! Short form (by default in `cargo test`): 1,500 frames per structure.
+//! Long form, by hand (release; prints the figures):
+//!
+//! ```sh
+//! SOAK_FRAMES=1000000 cargo test --release -p sparti --test soak -- --nocapture
+//! ```
+//!
+//! `SOAK_STRUCTURES` (comma-separated: octree, quadtree, loose-octree,
+//! loose-quadtree, bsp3, bsp2) runs only some structures.
+
+use std::time::Instant;
+
+use glam::{Vec2, Vec3};
+use sparti::{
+    Aabb, BruteForce, Bsp2, Bsp3, Cone, ContactEvents, Filter, Frustum, LooseOctree, LooseQuadtree,
+    ObjectDesc, Octree, Plane, Quadtree, Ray, Shape, SpatialIndex, Sphere, Vector,
+};
+
+/// The process's peak resident memory (`VmHWM`, bytes) from
+/// `/proc/self/status`; 0 where there is no such file (not Linux). Read
+/// without `unsafe`: sparti and its tests have none.
+fn peak_rss() -> usize {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<usize>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.replace('_', "").parse().ok())
+        .unwrap_or(default)
+}
+
+/// A small xorshift generator: the scene never depends on a crate.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> f32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+/// World side; the gun sits at the centre.
+const SIDE: f32 = 200.0;
+/// Frames a bullet lives.
+const LIFE: u64 = 60;
+/// Bullets fired per frame.
+const RATE: usize = 2;
+/// Bullet speed, units per frame: a bullet crosses 180 units, most of the
+/// world, in its life.
+const SPEED: f32 = 3.0;
+const OBSTACLES: u32 = 60;
+
+struct Bullet<V> {
+    handles: (sparti::Handle, sparti::Handle),
+    pos: V,
+    vel: V,
+    born: u64,
+}
+
+/// What a run measured.
+struct Figures {
+    frames: u64,
+    seconds: f64,
+    checkpoint: u64,
+    mem_checkpoint: usize,
+    mem_end: usize,
+    peak_checkpoint: usize,
+    peak_end: usize,
+    nodes_checkpoint: usize,
+    nodes_end: usize,
+    pairs_seen: u64,
+    samples: u64,
+}
+
+fn ids<V: Vector, S: SpatialIndex<V, u32>>(s: &S, hs: &[sparti::Handle]) -> Vec<u32> {
+    let mut v: Vec<u32> = hs.iter().map(|&h| s.get(h).unwrap().value).collect();
+    v.sort_unstable();
+    v
+}
+
+fn soak<V: Vector, S: SpatialIndex<V, u32>>(name: &str, mut s: S, frames: u64) -> Figures {
+    let validate_every = env("SOAK_VALIDATE_EVERY", 1).max(1);
+    let sample = env("SOAK_SAMPLE", if frames > 100_000 { 97 } else { 7 }).max(1);
+    let checkpoint = if frames >= 50_000 { 10_000 } else { frames / 5 };
+    let mut b = BruteForce::<V, u32>::new();
+    let mut r = XorShift(0x2545_F491_4F6C_DD1D);
+    let centre = V::splat(SIDE * 0.5);
+    // Static obstacles: spheres and boxes scattered in the world.
+    for i in 0..OBSTACLES {
+        let mut c = V::ZERO;
+        for k in 0..V::DIM {
+            c = c.with(k, r.next() * SIDE);
+        }
+        let shape = if i % 2 == 0 {
+            Shape::sphere(c, 2.0 + r.next() * 6.0)
+        } else {
+            Shape::cuboid(c, V::splat(1.0 + r.next() * 5.0))
+        };
+        let d = ObjectDesc::new(shape, i).with_static(true).with_layer(2);
+        s.insert(d.clone()).unwrap();
+        b.insert(d).unwrap();
+    }
+    let mut bullets: std::collections::VecDeque<Bullet<V>> = Default::default();
+    let (mut ev_s, mut ev_b) = (ContactEvents::new(), ContactEvents::new());
+    let (mut ps, mut pb) = (Vec::new(), Vec::new());
+    let (mut out_s, mut out_b) = (Vec::new(), Vec::new());
+    let (mut hits_s, mut hits_b) = (Vec::new(), Vec::new());
+    let (mut near_s, mut near_b) = (Vec::new(), Vec::new());
+    let mut next_id = OBSTACLES;
+    let mut fig = Figures {
+        frames,
+        seconds: 0.0,
+        checkpoint,
+        mem_checkpoint: 0,
+        mem_end: 0,
+        peak_checkpoint: 0,
+        peak_end: 0,
+        nodes_checkpoint: 0,
+        nodes_end: 0,
+        pairs_seen: 0,
+        samples: 0,
+    };
+    let start = Instant::now();
+    for frame in 0..frames {
+        // Despawn the bullets whose time is up.
+        while bullets.front().is_some_and(|x| frame - x.born >= LIFE) {
+            let x = bullets.pop_front().unwrap();
+            assert_eq!(s.remove(x.handles.0), b.remove(x.handles.1));
+        }
+        // Move the others.
+        for x in &mut bullets {
+            x.pos = x.pos + x.vel;
+            let shape = Shape::sphere(x.pos, 0.25);
+            s.update(x.handles.0, shape).unwrap();
+            b.update(x.handles.1, shape).unwrap();
+        }
+        // Fire: the gun sweeps round (and up and down in 3D).
+        for k in 0..RATE {
+            let a = frame as f32 * 0.013 + k as f32 * 0.4;
+            let mut dir = V::ZERO.with(0, a.cos()).with(1, a.sin());
+            if V::DIM == 3 {
+                dir = dir.with(2, (frame as f32 * 0.0071).sin() * 0.5);
+            }
+            let vel = dir.try_normalize().unwrap() * SPEED;
+            let d = ObjectDesc::new(Shape::sphere(centre, 0.25), next_id).with_layer(1);
+            next_id = next_id.wrapping_add(1).max(OBSTACLES);
+            let hs = s.insert(d.clone()).unwrap();
+            let hb = b.insert(d).unwrap();
+            assert_eq!(hs, hb, "{name}: handles diverge");
+            bullets.push_back(Bullet {
+                handles: (hs, hb),
+                pos: centre,
+                vel,
+                born: frame,
+            });
+        }
+        // The frame's pairs and events (the game does this every frame).
+        ev_s.update(&mut s);
+        if frame % validate_every == 0 {
+            if let Err(e) = s.validate() {
+                panic!("{name}: frame {frame}: validate(): {e}");
+            }
+        }
+        if frame % sample == 0 {
+            fig.samples += 1;
+            ev_b.update(&mut b);
+            assert_eq!(
+                ev_s.touching(),
+                ev_b.touching(),
+                "{name}: frame {frame}: pairs"
+            );
+            fig.pairs_seen += ev_s.touching().len() as u64;
+            // Events are compared between consecutive sampled frames of the
+            // brute force; on a sample, what touches is the same.
+            s.pairs(&mut ps);
+            b.pairs(&mut pb);
+            ps.sort_unstable();
+            pb.sort_unstable();
+            assert_eq!(ps, pb, "{name}: frame {frame}: pairs");
+            // Queries of every kind around the gun and a random point.
+            let mut p = V::ZERO;
+            for k in 0..V::DIM {
+                p = p.with(k, r.next() * SIDE);
+            }
+            let bx = Aabb::new(p - V::splat(20.0), p + V::splat(20.0)).unwrap();
+            s.query_aabb(&bx, Filter::ALL, &mut out_s);
+            b.query_aabb(&bx, Filter::ALL, &mut out_b);
+            assert_eq!(ids(&s, &out_s), ids(&b, &out_b), "{name}: {frame}: box");
+            let sp = Sphere::new(centre, 30.0 + r.next() * 60.0).unwrap();
+            s.query_sphere(&sp, Filter::layers(1), &mut out_s);
+            b.query_sphere(&sp, Filter::layers(1), &mut out_b);
+            assert_eq!(ids(&s, &out_s), ids(&b, &out_b), "{name}: {frame}: sphere");
+            let planes = core::array::from_fn(|i| {
+                let axis = i % V::DIM;
+                let sign = if i % 2 == 0 { 1.0 } else { -1.0 };
+                let n = V::ZERO.with(axis, sign);
+                Plane::new(n, 25.0 - n.dot(p)).unwrap()
+            });
+            let f = Frustum::new(planes);
+            s.query_frustum(&f, Filter::ALL, &mut out_s);
+            b.query_frustum(&f, Filter::ALL, &mut out_b);
+            assert_eq!(ids(&s, &out_s), ids(&b, &out_b), "{name}: {frame}: frustum");
+            let dir = (p - centre)
+                .try_normalize()
+                .unwrap_or(V::ONE.try_normalize().unwrap());
+            let cone = Cone::new(centre, dir, 0.4, 150.0).unwrap();
+            s.query_cone(&cone, Filter::ALL, &mut out_s);
+            b.query_cone(&cone, Filter::ALL, &mut out_b);
+            assert_eq!(ids(&s, &out_s), ids(&b, &out_b), "{name}: {frame}: cone");
+            let ray = Ray::new(p, dir).unwrap();
+            s.ray_all(&ray, SIDE, Filter::ALL, &mut hits_s);
+            b.ray_all(&ray, SIDE, Filter::ALL, &mut hits_b);
+            let key = |h: &sparti::RayHit<V>| (h.handle, h.distance);
+            assert!(
+                hits_s.iter().map(key).eq(hits_b.iter().map(key)),
+                "{name}: {frame}: ray_all"
+            );
+            assert_eq!(
+                s.ray_nearest(&ray, SIDE, Filter::ALL),
+                b.ray_nearest(&ray, SIDE, Filter::ALL),
+                "{name}: {frame}: ray_nearest"
+            );
+            s.nearest_k(p, 5, Filter::ALL, &mut near_s);
+            b.nearest_k(p, 5, Filter::ALL, &mut near_b);
+            assert_eq!(near_s, near_b, "{name}: {frame}: nearest_k");
+        }
+        s.end_frame();
+        b.end_frame();
+        assert_eq!(s.len(), OBSTACLES as usize + bullets.len());
+        if frame + 1 == checkpoint {
+            fig.mem_checkpoint = s.stats().memory_bytes;
+            fig.nodes_checkpoint = s.stats().nodes;
+            fig.peak_checkpoint = peak_rss();
+        }
+    }
+    fig.seconds = start.elapsed().as_secs_f64();
+    let st = s.stats();
+    s.validate().unwrap();
+    fig.mem_end = st.memory_bytes;
+    fig.nodes_end = st.nodes;
+    fig.peak_end = peak_rss();
+    println!(
+        "soak {name}: {} frames in {:.1} s ({:.1} us/frame), {} live objects; structure memory {} B at frame {} -> {} B at the end; process peak RSS {} B at frame {} -> {} B at the end; nodes {} -> {}; {} sampled frames compared, {} pairs seen on them",
+        fig.frames,
+        fig.seconds,
+        fig.seconds * 1e6 / fig.frames as f64,
+        s.len(),
+        fig.mem_checkpoint,
+        fig.checkpoint,
+        fig.mem_end,
+        fig.peak_checkpoint,
+        fig.checkpoint,
+        fig.peak_end,
+        fig.nodes_checkpoint,
+        fig.nodes_end,
+        fig.samples,
+        fig.pairs_seen,
+    );
+    assert!(
+        fig.mem_end as f64 <= 1.1 * fig.mem_checkpoint as f64,
+        "{name}: structure memory grew: {} -> {}",
+        fig.mem_checkpoint,
+        fig.mem_end
+    );
+    assert!(
+        fig.peak_end as f64 <= 1.1 * fig.peak_checkpoint as f64,
+        "{name}: process peak memory grew: {} -> {}",
+        fig.peak_checkpoint,
+        fig.peak_end
+    );
+    assert!(fig.pairs_seen > 0, "{name}: the bullets never hit anything");
+    fig
+}
+
+#[test]
+fn soak_machine_gun_every_structure() {
+    let frames = env("SOAK_FRAMES", 1_500);
+    let only = std::env::var("SOAK_STRUCTURES").unwrap_or_default();
+    let run = |n: &str| only.is_empty() || only.split(',').any(|x| x.trim() == n);
+    if run("octree") {
+        soak::<Vec3, _>("octree", Octree::<u32>::new(), frames);
+    }
+    if run("quadtree") {
+        soak::<Vec2, _>("quadtree", Quadtree::<u32>::new(), frames);
+    }
+    if run("loose-octree") {
+        soak::<Vec3, _>("loose-octree", LooseOctree::<u32>::new(), frames);
+    }
+    if run("loose-quadtree") {
+        soak::<Vec2, _>("loose-quadtree", LooseQuadtree::<u32>::new(), frames);
+    }
+    if run("bsp3") {
+        soak::<Vec3, _>("bsp3", Bsp3::<u32>::new(), frames);
+    }
+    if run("bsp2") {
+        soak::<Vec2, _>("bsp2", Bsp2::<u32>::new(), frames);
+    }
+}
