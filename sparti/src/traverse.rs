@@ -6,11 +6,8 @@
 //! subtree (tight bounds for the octree and the BSP, loose bounds for the
 //! loose trees), the node's own objects and its children.
 
-use core::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use crate::geometry::{Overlap, Ray, Region, Vector};
-use crate::index::{Candidate, Item, Knn, Neighbor, closer, sort_hits};
+use crate::index::{Item, Knn, Neighbor, closer, sort_hits};
 use crate::store::{NONE, Store};
 use crate::{Counters, Filter, Handle, Object, RayHit};
 
@@ -30,11 +27,18 @@ pub(crate) trait TreeNode<V: Vector> {
 pub(crate) struct Scratch {
     /// Depth-first stack: (node, subtree wholly inside the region).
     stack: Vec<(u32, bool)>,
-    /// Best-first heap for rays: nodes by entry distance.
-    heap: BinaryHeap<Reverse<Candidate>>,
+    /// Front-to-back stack for rays: (entry distance, node).
+    ray_stack: Vec<(f32, u32)>,
+    /// One query's results inside a batch.
+    found: Vec<Handle>,
     /// The k-nearest state.
     knn: Knn,
 }
+
+/// Queries per task of a batch answered on several threads (`rayon`
+/// feature); smaller batches stay on the calling thread.
+#[cfg(feature = "rayon")]
+pub(crate) const PAR_CHUNK: usize = 256;
 
 /// A tree as the shared queries see it.
 pub(crate) struct Tree<'a, V: Vector, T, N> {
@@ -42,18 +46,6 @@ pub(crate) struct Tree<'a, V: Vector, T, N> {
     /// The root node, or `NONE` for an empty tree.
     pub root: u32,
     pub store: &'a Store<Object<V, T>>,
-}
-
-/// A node as a heap entry: its index in a handle's place.
-#[inline]
-fn node_key(distance: f32, node: u32) -> Reverse<Candidate> {
-    Reverse(Candidate {
-        distance,
-        handle: Handle {
-            index: node,
-            generation: 0,
-        },
-    })
 }
 
 impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
@@ -99,20 +91,26 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     Overlap::Inside => true,
                     Overlap::Partial => false,
                 };
+            // The item's own box first: the object in the store (a cache
+            // miss, often) is read only for items the region reaches.
             for it in node.items() {
-                let o = self.store.obj(it.slot);
+                let class = if inside {
+                    Overlap::Inside
+                } else {
+                    region.classify(&it.aabb)
+                };
+                if class == Overlap::Outside {
+                    continue;
+                }
+                let slot = self.store.slot(it.slot);
+                let o = slot.get().expect("slot holds no object");
                 if !filter.accepts(o.layer) {
                     continue;
                 }
-                let hit = inside
-                    || match region.classify(&it.aabb) {
-                        Overlap::Outside => false,
-                        Overlap::Inside => true,
-                        Overlap::Partial => {
-                            counters.shape_tests += 1;
-                            region.matches(&o.shape)
-                        }
-                    };
+                let hit = class == Overlap::Inside || {
+                    counters.shape_tests += 1;
+                    region.matches(&o.shape)
+                };
                 if hit {
                     out.push(self.store.handle(it.slot));
                 }
@@ -125,11 +123,15 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         }
     }
 
-    /// The nearest hit, best first: nodes come off a heap by the distance at
-    /// which the ray enters their bounds, and the search ends when the
-    /// nearest remaining node is entered beyond the best hit so far. A node
-    /// entered exactly at the best distance is still visited, for the tie
-    /// rule (the smaller handle wins).
+    /// The nearest hit, front to back: a depth-first stack on which each
+    /// node's children are pushed farthest first, so the child the ray
+    /// enters first is searched first and the best hit so far soon prunes
+    /// the rest. A node (or an object's box) entered beyond the best hit is
+    /// skipped; one entered exactly at the best distance is still searched,
+    /// for the tie rule (the smaller handle wins). Boxes are tested with
+    /// the reciprocal of the direction, computed once per ray, and with a
+    /// hair of slack, so that rounding never skips what the exact test on
+    /// the object would hit.
     pub fn ray_nearest(
         &self,
         scratch: &mut Scratch,
@@ -142,22 +144,23 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         if self.root == NONE || max_dist.is_nan() || max_dist < 0.0 {
             return None;
         }
-        let heap = &mut scratch.heap;
-        heap.clear();
+        let fast = FastRay::new(ray);
+        let stack = &mut scratch.ray_stack;
+        stack.clear();
         let mut best: Option<RayHit<V>> = None;
-        if let Some((t0, _)) = ray.clip_aabb(self.node(self.root).bounds(), max_dist) {
-            heap.push(node_key(t0, self.root));
+        let mut limit = max_dist;
+        if let Some(t0) = fast.entry(self.node(self.root).bounds(), limit) {
+            stack.push((t0, self.root));
         }
-        while let Some(Reverse(key)) = heap.pop() {
-            let limit = best.map_or(max_dist, |b| b.distance);
-            if key.distance > limit {
-                break;
+        let mut order: [(f32, u32); 8] = [(0.0, NONE); 8];
+        while let Some((t, n)) = stack.pop() {
+            if !within(t, limit) {
+                continue;
             }
             counters.node_visits += 1;
-            let node = self.node(key.handle.index);
+            let node = self.node(n);
             for it in node.items() {
-                let limit = best.map_or(max_dist, |b| b.distance);
-                if ray.clip_aabb(&it.aabb, limit).is_none() {
+                if fast.entry(&it.aabb, limit).is_none() {
                     continue;
                 }
                 let o = self.store.obj(it.slot);
@@ -169,20 +172,131 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     let hit = self.hit(it.slot, x);
                     if closer(&hit, &best) {
                         best = Some(hit);
+                        limit = x.distance;
                     }
                 }
             }
-            let limit = best.map_or(max_dist, |b| b.distance);
+            // The children the ray enters within the limit, sorted by entry
+            // distance (insertion sort: at most 8), pushed farthest first.
+            let mut k = 0;
             for &c in node.children() {
-                if c != NONE {
-                    if let Some((t0, _)) = ray.clip_aabb(self.node(c).bounds(), limit) {
-                        heap.push(node_key(t0, c));
+                if c == NONE {
+                    continue;
+                }
+                if let Some(t0) = fast.entry(self.node(c).bounds(), limit) {
+                    let mut j = k;
+                    while j > 0 && order[j - 1].0 < t0 {
+                        order[j] = order[j - 1];
+                        j -= 1;
                     }
+                    order[j] = (t0, c);
+                    k += 1;
                 }
             }
+            stack.extend_from_slice(&order[..k]);
         }
-        heap.clear();
         best
+    }
+
+    /// [`Tree::ray_nearest`] for each ray of a batch, into `out` (cleared
+    /// first) in batch order. With the `rayon` feature, a batch of more
+    /// than `PAR_CHUNK` rays is cut into chunks answered on rayon's
+    /// threads, each with its own scratch and counters (added up at the
+    /// end); the results are written in place, so they are the same, in
+    /// the same order, as on one thread.
+    pub fn ray_nearest_batch(
+        &self,
+        scratch: &mut Scratch,
+        counters: &mut Counters,
+        rays: &[(Ray<V>, f32)],
+        filter: Filter,
+        out: &mut Vec<Option<RayHit<V>>>,
+    ) where
+        T: Sync,
+        N: Sync,
+    {
+        out.clear();
+        #[cfg(feature = "rayon")]
+        if rays.len() > PAR_CHUNK {
+            use rayon::prelude::*;
+            out.resize(rays.len(), None);
+            let c = out
+                .par_chunks_mut(PAR_CHUNK)
+                .zip(rays.par_chunks(PAR_CHUNK))
+                .map_init(Scratch::default, |s, (out, rays)| {
+                    let mut c = Counters::default();
+                    for (o, (ray, max)) in out.iter_mut().zip(rays) {
+                        *o = self.ray_nearest(s, &mut c, ray, *max, filter);
+                    }
+                    c
+                })
+                .reduce(Counters::default, Counters::merged);
+            *counters = counters.merged(c);
+            return;
+        }
+        out.reserve(rays.len());
+        for (ray, max) in rays {
+            out.push(self.ray_nearest(scratch, counters, ray, *max, filter));
+        }
+    }
+
+    /// [`Tree::query`] for each region of a batch, flattened: the results
+    /// of region `i` are `handles[offsets[i]..offsets[i + 1]]`. With the
+    /// `rayon` feature, a batch of more than `PAR_CHUNK` regions is cut
+    /// into chunks answered on rayon's threads, then concatenated in batch
+    /// order: the same results, in the same order, as on one thread.
+    pub fn query_batch<R: Region<V> + Sync>(
+        &self,
+        scratch: &mut Scratch,
+        counters: &mut Counters,
+        regions: &[R],
+        filter: Filter,
+        handles: &mut Vec<Handle>,
+        offsets: &mut Vec<usize>,
+    ) where
+        T: Sync,
+        N: Sync,
+    {
+        handles.clear();
+        offsets.clear();
+        offsets.reserve(regions.len() + 1);
+        offsets.push(0);
+        #[cfg(feature = "rayon")]
+        if regions.len() > PAR_CHUNK {
+            use rayon::prelude::*;
+            let parts: Vec<(Vec<Handle>, Vec<usize>, Counters)> = regions
+                .par_chunks(PAR_CHUNK)
+                .map_init(
+                    || (Scratch::default(), Vec::new()),
+                    |(s, one), regions| {
+                        let (mut found, mut ends) = (Vec::new(), Vec::with_capacity(regions.len()));
+                        let mut c = Counters::default();
+                        for r in regions {
+                            self.query(s, &mut c, r, filter, one);
+                            found.extend_from_slice(one);
+                            ends.push(found.len());
+                        }
+                        (found, ends, c)
+                    },
+                )
+                .collect();
+            handles.reserve(parts.iter().map(|p| p.0.len()).sum());
+            for (found, ends, c) in parts {
+                let base = handles.len();
+                handles.extend_from_slice(&found);
+                offsets.extend(ends.iter().map(|e| base + e));
+                *counters = counters.merged(c);
+            }
+            return;
+        }
+        let mut one = core::mem::take(&mut scratch.found);
+        for r in regions {
+            self.query(scratch, counters, r, filter, &mut one);
+            handles.extend_from_slice(&one);
+            offsets.push(handles.len());
+        }
+        one.clear();
+        scratch.found = one;
     }
 
     /// Every hit within `max_dist`, sorted by distance then handle.
@@ -276,5 +390,64 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             }
         }
         knn.finish(out);
+    }
+}
+
+/// A ray prepared for many box tests: its origin and the reciprocal of its
+/// direction.
+#[derive(Clone, Copy)]
+struct FastRay<V: Vector> {
+    origin: V,
+    inv: V,
+}
+
+/// True when an entry distance `t` may still hold a hit within `limit`:
+/// `t <= limit` with a relative hair of slack for the rounding of the
+/// reciprocal slab test.
+#[inline]
+fn within(t: f32, limit: f32) -> bool {
+    t <= limit + limit * SLACK + f32::MIN_POSITIVE
+}
+
+/// The relative slack of [`within`]: a few `f32` ulps.
+const SLACK: f32 = 4.0 * f32::EPSILON;
+
+impl<V: Vector> FastRay<V> {
+    #[inline]
+    fn new(ray: &Ray<V>) -> Self {
+        let mut inv = V::ZERO;
+        for i in 0..V::DIM {
+            inv = inv.with(i, 1.0 / ray.dir.get(i));
+        }
+        Self {
+            origin: ray.origin,
+            inv,
+        }
+    }
+
+    /// The distance at which the ray enters the box (0 when it starts
+    /// inside), or `None` when it misses it or enters it beyond `limit`.
+    /// Conservative: a slab whose distances come out NaN (an origin on the
+    /// face plane of an axis the ray runs along) does not constrain, and
+    /// the comparisons leave a few ulps of slack.
+    #[inline]
+    fn entry(&self, b: &crate::Aabb<V>, limit: f32) -> Option<f32> {
+        let lo = (b.min - self.origin) * self.inv;
+        let hi = (b.max - self.origin) * self.inv;
+        let mut t0 = 0.0f32;
+        let mut t1 = limit;
+        for i in 0..V::DIM {
+            let (a, c) = (lo.get(i), hi.get(i));
+            let (near, far) = if a <= c {
+                (a, c)
+            } else if c < a {
+                (c, a)
+            } else {
+                (f32::NEG_INFINITY, f32::INFINITY)
+            };
+            t0 = t0.max(near);
+            t1 = t1.min(far);
+        }
+        within(t0, t1).then_some(t0)
     }
 }

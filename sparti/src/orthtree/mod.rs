@@ -405,6 +405,48 @@ impl<V: Vector, T> SpatialIndex<V, T> for Orthtree<V, T> {
         .nearest(&mut self.scratch, &mut self.counters, point, k, filter, out);
     }
 
+    fn ray_nearest_batch(
+        &mut self,
+        rays: &[(Ray<V>, f32)],
+        filter: Filter,
+        out: &mut Vec<Option<RayHit<V>>>,
+    ) where
+        T: Sync,
+    {
+        self.build_pending();
+        Tree {
+            nodes: &self.nodes,
+            root: self.root,
+            store: &self.store,
+        }
+        .ray_nearest_batch(&mut self.scratch, &mut self.counters, rays, filter, out);
+    }
+
+    fn query_aabb_batch(
+        &mut self,
+        boxes: &[Aabb<V>],
+        filter: Filter,
+        handles: &mut Vec<Handle>,
+        offsets: &mut Vec<usize>,
+    ) where
+        T: Sync,
+    {
+        self.build_pending();
+        Tree {
+            nodes: &self.nodes,
+            root: self.root,
+            store: &self.store,
+        }
+        .query_batch(
+            &mut self.scratch,
+            &mut self.counters,
+            boxes,
+            filter,
+            handles,
+            offsets,
+        );
+    }
+
     fn set_layer_matrix(&mut self, matrix: LayerMatrix) {
         self.matrix = matrix;
     }
