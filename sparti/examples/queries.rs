@@ -20,6 +20,10 @@
 //! cargo run --release -p sparti --example queries -- octree rays      # a filter
 //! cargo run --release -p sparti --features rayon --example queries    # batches on threads
 //! ```
+//! Settings can be tried through the environment: `SPARTI_MIN` (octree
+//! minimum node size), `SPARTI_LEAF` (loose leaf capacity), `SPARTI_BSP_LEAF`
+//! (BSP leaf capacity).
+//!
 //! Arguments are words: a structure (`octree`, `loose`, `bsp`) and a part
 //! (`rays`, `boxes`, `build`, `memory`); none means all.
 
@@ -181,12 +185,21 @@ impl<S: SpatialIndex<Vec3, u32>> Bench for S {
     }
 }
 
+/// A setting from the environment (`SPARTI_<name>`), for trying options.
+fn env_or<X: std::str::FromStr>(name: &str, default: X) -> X {
+    std::env::var(format!("SPARTI_{name}"))
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 fn structures() -> Vec<(&'static str, Make)> {
     vec![
         ("octree", |w| {
             Box::new(
                 Octree::<u32>::with_config(OrthtreeConfig {
                     world: Some(w),
+                    min_node_size: env_or("MIN", 1.0),
                     ..Default::default()
                 })
                 .unwrap(),
@@ -196,6 +209,7 @@ fn structures() -> Vec<(&'static str, Make)> {
             Box::new(
                 LooseOctree::<u32>::with_config(LooseConfig {
                     world: Some(w),
+                    leaf_capacity: env_or("LEAF", 0),
                     ..Default::default()
                 })
                 .unwrap(),
@@ -205,6 +219,7 @@ fn structures() -> Vec<(&'static str, Make)> {
             Box::new(
                 Bsp3::<u32>::with_config(BspConfig {
                     world: Some(w),
+                    leaf_capacity: env_or("BSP_LEAF", 1),
                     ..Default::default()
                 })
                 .unwrap(),

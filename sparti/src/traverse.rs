@@ -19,6 +19,11 @@ pub(crate) trait TreeNode<V: Vector> {
     fn items(&self) -> &[Item<V>];
     /// Child node indices; `NONE` for an absent child.
     fn children(&self) -> &[u32];
+    /// The bounds of child `k` (which exists), computed from this node
+    /// alone: equal to that child's [`TreeNode::bounds`] (the trees'
+    /// `validate` checks it), so the queries test a child without reading
+    /// it, and read only the children they enter.
+    fn child_bounds(&self, k: usize) -> crate::Aabb<V>;
 }
 
 /// The buffers of the shared queries, kept in each tree so that a query
@@ -81,16 +86,15 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         }
         let stack = &mut scratch.stack;
         stack.clear();
-        stack.push((self.root, false));
+        // Nodes are classified before they are pushed: a child the region
+        // misses is never read.
+        match region.classify(self.node(self.root).bounds()) {
+            Overlap::Outside => return,
+            class => stack.push((self.root, class == Overlap::Inside)),
+        }
         while let Some((n, inside)) = stack.pop() {
             let node = self.node(n);
             counters.node_visits += 1;
-            let inside = inside
-                || match region.classify(node.bounds()) {
-                    Overlap::Outside => continue,
-                    Overlap::Inside => true,
-                    Overlap::Partial => false,
-                };
             // The item's own box first: the object in the store (a cache
             // miss, often) is read only for items the region reaches.
             for it in node.items() {
@@ -115,9 +119,17 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     out.push(self.store.handle(it.slot));
                 }
             }
-            for &c in node.children() {
-                if c != NONE {
-                    stack.push((c, inside));
+            for (k, &c) in node.children().iter().enumerate() {
+                if c == NONE {
+                    continue;
+                }
+                if inside {
+                    stack.push((c, true));
+                } else {
+                    match region.classify(&node.child_bounds(k)) {
+                        Overlap::Outside => {}
+                        class => stack.push((c, class == Overlap::Inside)),
+                    }
                 }
             }
         }
@@ -179,11 +191,11 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             // The children the ray enters within the limit, sorted by entry
             // distance (insertion sort: at most 8), pushed farthest first.
             let mut k = 0;
-            for &c in node.children() {
+            for (i, &c) in node.children().iter().enumerate() {
                 if c == NONE {
                     continue;
                 }
-                if let Some(t0) = fast.entry(self.node(c).bounds(), limit) {
+                if let Some(t0) = fast.entry(&node.child_bounds(i), limit) {
                     let mut j = k;
                     while j > 0 && order[j - 1].0 < t0 {
                         order[j] = order[j - 1];
@@ -316,12 +328,14 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         }
         let stack = &mut scratch.stack;
         stack.clear();
-        stack.push((self.root, false));
+        if ray
+            .clip_aabb(self.node(self.root).bounds(), max_dist)
+            .is_some()
+        {
+            stack.push((self.root, false));
+        }
         while let Some((n, _)) = stack.pop() {
             let node = self.node(n);
-            if ray.clip_aabb(node.bounds(), max_dist).is_none() {
-                continue;
-            }
             counters.node_visits += 1;
             for it in node.items() {
                 if ray.clip_aabb(&it.aabb, max_dist).is_none() {
@@ -336,8 +350,8 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     out.push(self.hit(it.slot, x));
                 }
             }
-            for &c in node.children() {
-                if c != NONE {
+            for (k, &c) in node.children().iter().enumerate() {
+                if c != NONE && ray.clip_aabb(&node.child_bounds(k), max_dist).is_some() {
                     stack.push((c, false));
                 }
             }
@@ -364,8 +378,8 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         }
         let knn = &mut scratch.knn;
         knn.start(k);
-        let dist = |n: &N| n.bounds().distance_squared_to_point(point).sqrt();
-        knn.push_node(self.root, dist(self.node(self.root)));
+        let dist = |b: &crate::Aabb<V>| b.distance_squared_to_point(point).sqrt();
+        knn.push_node(self.root, dist(self.node(self.root).bounds()));
         while let Some(n) = knn.pop_node() {
             counters.node_visits += 1;
             let node = self.node(n);
@@ -380,9 +394,9 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                 counters.shape_tests += 1;
                 knn.offer(self.store.handle(it.slot), o.shape.distance_to_point(point));
             }
-            for &c in node.children() {
+            for (k, &c) in node.children().iter().enumerate() {
                 if c != NONE {
-                    let d = dist(self.node(c));
+                    let d = dist(&node.child_bounds(k));
                     if d <= knn.bound() {
                         knn.push_node(c, d);
                     }

@@ -635,4 +635,8 @@ impl<V: Vector> TreeNode<V> for Node<V> {
     fn children(&self) -> &[u32] {
         &self.children
     }
+    #[inline]
+    fn child_bounds(&self, k: usize) -> Aabb<V> {
+        Bsp::<V, ()>::child_bounds(self, k)
+    }
 }

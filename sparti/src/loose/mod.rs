@@ -125,6 +125,9 @@ pub(crate) struct Node<V: Vector> {
     pub parent: u32,
     /// `log2(side / min_node_size)`: 0 for the smallest cells.
     pub level: u16,
+    /// The pad of the level below (0 at level 0): with the cell and the
+    /// centre, it gives the children's loose bounds without reading them.
+    pub child_pad: f32,
     pub child_count: u8,
     pub state: NodeState,
     /// Frames an empty leaf lives before it is pruned (8, doubling to 64).
@@ -722,5 +725,9 @@ impl<V: Vector> TreeNode<V> for Node<V> {
     #[inline]
     fn children(&self) -> &[u32] {
         &self.children
+    }
+    #[inline]
+    fn child_bounds(&self, k: usize) -> Aabb<V> {
+        LooseOrthtree::<V, ()>::loosen(&LooseOrthtree::<V, ()>::child_cell(self, k), self.child_pad)
     }
 }

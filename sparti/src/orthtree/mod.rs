@@ -497,4 +497,8 @@ impl<V: Vector> TreeNode<V> for Node<V> {
     fn children(&self) -> &[u32] {
         &self.children
     }
+    #[inline]
+    fn child_bounds(&self, k: usize) -> Aabb<V> {
+        Orthtree::<V, ()>::child_bounds(self, k)
+    }
 }
