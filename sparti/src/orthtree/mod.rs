@@ -306,6 +306,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for Orthtree<V, T> {
         }
         let mut out = Vec::with_capacity(descs.len());
         self.pending.reserve(descs.len());
+        self.store.reserve(descs.len());
         for d in descs {
             out.push(self.insert(d)?);
         }
