@@ -13,17 +13,105 @@ use crate::{Counters, Filter, Handle, Object, RayHit};
 
 /// What the shared queries need to know of a tree node.
 pub(crate) trait TreeNode<V: Vector> {
-    /// A box holding every object of the node's subtree.
-    fn bounds(&self) -> &crate::Aabb<V>;
     /// The objects filed in the node itself.
     fn items(&self) -> &[Item<V>];
     /// Child node indices; `NONE` for an absent child.
     fn children(&self) -> &[u32];
-    /// The bounds of child `k` (which exists), computed from this node
-    /// alone: equal to that child's [`TreeNode::bounds`] (the trees'
-    /// `validate` checks it), so the queries test a child without reading
-    /// it, and read only the children they enter.
-    fn child_bounds(&self, k: usize) -> crate::Aabb<V>;
+}
+
+/// The box around the objects of each node's subtree, by node index: far
+/// tighter than a node's region (a loose node's bounds are twice its cell;
+/// an octree node holding one small object is mostly empty), and in one
+/// dense array, so the queries test children without reading them and
+/// enter only those whose objects the query can reach.
+///
+/// Recomputed in one bottom-up pass before the first query after any
+/// change (each tree marks it stale in every mutating method), so a frame
+/// that moves objects then queries pays one pass over the nodes, and
+/// queries on a static scene pay nothing.
+pub(crate) struct SubBounds<V: Vector> {
+    /// By node; an empty subtree has an inverted box (see [`SubBounds::get`]).
+    bounds: Vec<crate::Aabb<V>>,
+    /// Nodes in breadth-first order, parents first (scratch for the pass).
+    order: Vec<u32>,
+    /// True when the tree may have changed since the last pass.
+    stale: bool,
+}
+
+impl<V: Vector> Default for SubBounds<V> {
+    /// Stale: a tree made with a root (a preset world) has nodes already.
+    fn default() -> Self {
+        Self {
+            bounds: Vec::new(),
+            order: Vec::new(),
+            stale: true,
+        }
+    }
+}
+
+impl<V: Vector> SubBounds<V> {
+    /// Marks the boxes out of date: the tree changed.
+    #[inline]
+    pub fn mark_stale(&mut self) {
+        self.stale = true;
+    }
+
+    /// Recomputes the boxes if the tree changed since the last pass.
+    pub fn refresh<N: TreeNode<V>>(&mut self, nodes: &[N], root: u32) {
+        // A node pool of another size is a changed tree too (a safety net:
+        // every mutation marks the boxes stale anyway).
+        if !self.stale && self.bounds.len() == nodes.len() {
+            return;
+        }
+        self.stale = false;
+        let empty = crate::Aabb {
+            min: V::splat(f32::INFINITY),
+            max: V::splat(f32::NEG_INFINITY),
+        };
+        self.bounds.clear();
+        self.bounds.resize(nodes.len(), empty);
+        if root == NONE {
+            return;
+        }
+        let order = &mut self.order;
+        order.clear();
+        order.push(root);
+        let mut i = 0;
+        while i < order.len() {
+            let n = order[i];
+            order.extend(
+                nodes[n as usize]
+                    .children()
+                    .iter()
+                    .copied()
+                    .filter(|&c| c != NONE),
+            );
+            i += 1;
+        }
+        // Children come after their parents: backwards, each node's
+        // children are done before it.
+        for &n in order.iter().rev() {
+            let node = &nodes[n as usize];
+            let mut b = empty;
+            for it in node.items() {
+                b = b.union(&it.aabb);
+            }
+            for &c in node.children() {
+                if c != NONE {
+                    b = b.union(&self.bounds[c as usize]);
+                }
+            }
+            self.bounds[n as usize] = b;
+        }
+    }
+
+    /// The box around the objects of node `n`'s subtree, `None` when it
+    /// holds none.
+    #[inline]
+    pub fn get(&self, n: u32) -> Option<&crate::Aabb<V>> {
+        let b = &self.bounds[n as usize];
+        (b.min.get(0) <= b.max.get(0)).then_some(b)
+    }
 }
 
 /// The buffers of the shared queries, kept in each tree so that a query
@@ -51,6 +139,8 @@ pub(crate) struct Tree<'a, V: Vector, T, N> {
     /// The root node, or `NONE` for an empty tree.
     pub root: u32,
     pub store: &'a Store<Object<V, T>>,
+    /// The boxes around the subtrees' objects, up to date.
+    pub sub: &'a SubBounds<V>,
 }
 
 impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
@@ -88,9 +178,9 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         stack.clear();
         // Nodes are classified before they are pushed: a child the region
         // misses is never read.
-        match region.classify(self.node(self.root).bounds()) {
-            Overlap::Outside => return,
-            class => stack.push((self.root, class == Overlap::Inside)),
+        match self.sub.get(self.root).map(|b| region.classify(b)) {
+            None | Some(Overlap::Outside) => return,
+            Some(class) => stack.push((self.root, class == Overlap::Inside)),
         }
         while let Some((n, inside)) = stack.pop() {
             let node = self.node(n);
@@ -119,14 +209,14 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     out.push(self.store.handle(it.slot));
                 }
             }
-            for (k, &c) in node.children().iter().enumerate() {
-                if c == NONE {
+            for &c in node.children() {
+                let Some(b) = (c != NONE).then(|| self.sub.get(c)).flatten() else {
                     continue;
-                }
+                };
                 if inside {
                     stack.push((c, true));
                 } else {
-                    match region.classify(&node.child_bounds(k)) {
+                    match region.classify(b) {
                         Overlap::Outside => {}
                         class => stack.push((c, class == Overlap::Inside)),
                     }
@@ -161,7 +251,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         stack.clear();
         let mut best: Option<RayHit<V>> = None;
         let mut limit = max_dist;
-        if let Some(t0) = fast.entry(self.node(self.root).bounds(), limit) {
+        if let Some(t0) = self.sub.get(self.root).and_then(|b| fast.entry(b, limit)) {
             stack.push((t0, self.root));
         }
         let mut order: [(f32, u32); 8] = [(0.0, NONE); 8];
@@ -191,11 +281,11 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             // The children the ray enters within the limit, sorted by entry
             // distance (insertion sort: at most 8), pushed farthest first.
             let mut k = 0;
-            for (i, &c) in node.children().iter().enumerate() {
+            for &c in node.children() {
                 if c == NONE {
                     continue;
                 }
-                if let Some(t0) = fast.entry(&node.child_bounds(i), limit) {
+                if let Some(t0) = self.sub.get(c).and_then(|b| fast.entry(b, limit)) {
                     let mut j = k;
                     while j > 0 && order[j - 1].0 < t0 {
                         order[j] = order[j - 1];
@@ -328,10 +418,9 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         }
         let stack = &mut scratch.stack;
         stack.clear();
-        if ray
-            .clip_aabb(self.node(self.root).bounds(), max_dist)
-            .is_some()
-        {
+        let reaches =
+            |b: Option<&crate::Aabb<V>>| b.is_some_and(|b| ray.clip_aabb(b, max_dist).is_some());
+        if reaches(self.sub.get(self.root)) {
             stack.push((self.root, false));
         }
         while let Some((n, _)) = stack.pop() {
@@ -350,8 +439,8 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     out.push(self.hit(it.slot, x));
                 }
             }
-            for (k, &c) in node.children().iter().enumerate() {
-                if c != NONE && ray.clip_aabb(&node.child_bounds(k), max_dist).is_some() {
+            for &c in node.children() {
+                if c != NONE && reaches(self.sub.get(c)) {
                     stack.push((c, false));
                 }
             }
@@ -379,7 +468,10 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         let knn = &mut scratch.knn;
         knn.start(k);
         let dist = |b: &crate::Aabb<V>| b.distance_squared_to_point(point).sqrt();
-        knn.push_node(self.root, dist(self.node(self.root).bounds()));
+        let Some(root) = self.sub.get(self.root) else {
+            return;
+        };
+        knn.push_node(self.root, dist(root));
         while let Some(n) = knn.pop_node() {
             counters.node_visits += 1;
             let node = self.node(n);
@@ -394,9 +486,9 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                 counters.shape_tests += 1;
                 knn.offer(self.store.handle(it.slot), o.shape.distance_to_point(point));
             }
-            for (k, &c) in node.children().iter().enumerate() {
-                if c != NONE {
-                    let d = dist(&node.child_bounds(k));
+            for &c in node.children() {
+                if let Some(b) = (c != NONE).then(|| self.sub.get(c)).flatten() {
+                    let d = dist(b);
                     if d <= knn.bound() {
                         knn.push_node(c, d);
                     }

@@ -176,7 +176,6 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// A node from the free list or a new one, with its loose bounds.
     pub(crate) fn alloc_node(&mut self, cell: Aabb<V>, center: V, parent: u32, level: u16) -> u32 {
         let loose = Self::loosen(&cell, self.pad(level));
-        let child_pad = if level > 0 { self.pad(level - 1) } else { 0.0 };
         let fresh = |items: Vec<Item<V>>| Node {
             cell,
             loose,
@@ -185,7 +184,6 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             children: [NONE; 8],
             parent,
             level,
-            child_pad,
             child_count: 0,
             state: NodeState::Live,
             lifespan: FIRST_LIFESPAN,

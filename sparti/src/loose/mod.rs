@@ -35,7 +35,7 @@ use crate::geometry::{Aabb, Ray, Region, Shape, Vector};
 use crate::index::{Item, Neighbor};
 use crate::orthtree::{MAX_COORDINATE, NodeState, within_limits};
 use crate::store::{NONE, Store};
-use crate::traverse::{Scratch, Tree, TreeNode};
+use crate::traverse::{Scratch, SubBounds, Tree, TreeNode};
 use crate::{
     Counters, Error, Filter, Handle, LayerMatrix, Object, ObjectDesc, OutOfBounds, RayHit,
     SpatialIndex, TreeStats, ValidationError,
@@ -125,9 +125,6 @@ pub(crate) struct Node<V: Vector> {
     pub parent: u32,
     /// `log2(side / min_node_size)`: 0 for the smallest cells.
     pub level: u16,
-    /// The pad of the level below (0 at level 0): with the cell and the
-    /// centre, it gives the children's loose bounds without reading them.
-    pub child_pad: f32,
     pub child_count: u8,
     pub state: NodeState,
     /// Frames an empty leaf lives before it is pruned (8, doubling to 64).
@@ -221,6 +218,8 @@ pub struct LooseOrthtree<V: Vector, T> {
     counters: Counters,
     /// Buffers of the shared queries.
     scratch: Scratch,
+    /// The boxes around the subtrees' objects, for the queries.
+    sub: SubBounds<V>,
     moves: LooseUpdateCounts,
     // Scratch buffers, kept to avoid allocating per operation.
     work: Vec<(u32, u32)>,
@@ -294,6 +293,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             matrix: LayerMatrix::ALL,
             counters: Counters::default(),
             scratch: Scratch::default(),
+            sub: SubBounds::default(),
             moves: LooseUpdateCounts::default(),
             work: Vec::new(),
             stack: Vec::new(),
@@ -517,6 +517,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
 
 impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
     fn insert(&mut self, desc: ObjectDesc<V, T>) -> Result<Handle, Error> {
+        self.sub.mark_stale();
         let obj = Object::from_desc(desc)?;
         self.admit(&obj.aabb)?;
         let h = self.store.insert(obj)?;
@@ -525,6 +526,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
     }
 
     fn insert_many(&mut self, descs: Vec<ObjectDesc<V, T>>) -> Result<Vec<Handle>, Error> {
+        self.sub.mark_stale();
         for d in &descs {
             d.shape.check()?;
             self.admit(&d.shape.aabb())?;
@@ -538,10 +540,12 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
     }
 
     fn update(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error> {
+        self.sub.mark_stale();
         self.update_shape(h, shape)
     }
 
     fn remove(&mut self, h: Handle) -> Result<T, Error> {
+        self.sub.mark_stale();
         let slot = self.store.resolve(h)?;
         self.detach(slot);
         Ok(self.store.remove(slot).value)
@@ -567,6 +571,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
     }
 
     fn clear(&mut self) {
+        self.sub.mark_stale();
         self.store.clear();
         self.nodes.clear();
         self.free_nodes.clear();
@@ -581,35 +586,42 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
     }
 
     fn end_frame(&mut self) {
+        self.sub.mark_stale();
         self.age_idle_nodes();
     }
 
     fn query<R: Region<V>>(&mut self, region: &R, filter: Filter, out: &mut Vec<Handle>) {
         self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
         Tree {
             nodes: &self.nodes,
             root: self.root,
             store: &self.store,
+            sub: &self.sub,
         }
         .query(&mut self.scratch, &mut self.counters, region, filter, out);
     }
 
     fn ray_nearest(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter) -> Option<RayHit<V>> {
         self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
         Tree {
             nodes: &self.nodes,
             root: self.root,
             store: &self.store,
+            sub: &self.sub,
         }
         .ray_nearest(&mut self.scratch, &mut self.counters, ray, max_dist, filter)
     }
 
     fn ray_all(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter, out: &mut Vec<RayHit<V>>) {
         self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
         Tree {
             nodes: &self.nodes,
             root: self.root,
             store: &self.store,
+            sub: &self.sub,
         }
         .ray_all(
             &mut self.scratch,
@@ -623,10 +635,12 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
 
     fn nearest_k(&mut self, point: V, k: usize, filter: Filter, out: &mut Vec<Neighbor>) {
         self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
         Tree {
             nodes: &self.nodes,
             root: self.root,
             store: &self.store,
+            sub: &self.sub,
         }
         .nearest(&mut self.scratch, &mut self.counters, point, k, filter, out);
     }
@@ -640,10 +654,12 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
         T: Sync,
     {
         self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
         Tree {
             nodes: &self.nodes,
             root: self.root,
             store: &self.store,
+            sub: &self.sub,
         }
         .ray_nearest_batch(&mut self.scratch, &mut self.counters, rays, filter, out);
     }
@@ -658,10 +674,12 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
         T: Sync,
     {
         self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
         Tree {
             nodes: &self.nodes,
             root: self.root,
             store: &self.store,
+            sub: &self.sub,
         }
         .query_batch(
             &mut self.scratch,
@@ -715,19 +733,11 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
 
 impl<V: Vector> TreeNode<V> for Node<V> {
     #[inline]
-    fn bounds(&self) -> &Aabb<V> {
-        &self.loose
-    }
-    #[inline]
     fn items(&self) -> &[Item<V>] {
         &self.items
     }
     #[inline]
     fn children(&self) -> &[u32] {
         &self.children
-    }
-    #[inline]
-    fn child_bounds(&self, k: usize) -> Aabb<V> {
-        LooseOrthtree::<V, ()>::loosen(&LooseOrthtree::<V, ()>::child_cell(self, k), self.child_pad)
     }
 }

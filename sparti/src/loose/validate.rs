@@ -72,13 +72,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                     "node {n} centre outside its cell"
                 );
                 ensure!(
-                    node.loose == Self::loosen(&node.cell, self.pad(node.level))
-                        && node.child_pad
-                            == if node.level > 0 {
-                                self.pad(node.level - 1)
-                            } else {
-                                0.0
-                            },
+                    node.loose == Self::loosen(&node.cell, self.pad(node.level)),
                     "node {n} loose bounds are not its cell enlarged by its pad"
                 );
                 let mut count = 0;
