@@ -34,6 +34,12 @@ pub(crate) struct SubBounds<V: Vector> {
     bounds: Vec<crate::Aabb<V>>,
     /// Nodes in breadth-first order, parents first (scratch for the pass).
     order: Vec<u32>,
+    /// For a node holding more than [`CHUNKED`] objects, the range of
+    /// `chunks` holding the boxes of its objects taken [`CHUNK`] at a time,
+    /// in list order; `(0, 0)` for the others.
+    chunk_range: Vec<(u32, u32)>,
+    /// Boxes of runs of [`CHUNK`] objects of the large nodes.
+    chunks: Vec<crate::Aabb<V>>,
     /// True when the tree may have changed since the last pass.
     stale: bool,
 }
@@ -44,6 +50,8 @@ impl<V: Vector> Default for SubBounds<V> {
         Self {
             bounds: Vec::new(),
             order: Vec::new(),
+            chunk_range: Vec::new(),
+            chunks: Vec::new(),
             stale: true,
         }
     }
@@ -70,6 +78,9 @@ impl<V: Vector> SubBounds<V> {
         };
         self.bounds.clear();
         self.bounds.resize(nodes.len(), empty);
+        self.chunk_range.clear();
+        self.chunk_range.resize(nodes.len(), (0, 0));
+        self.chunks.clear();
         if root == NONE {
             return;
         }
@@ -93,8 +104,22 @@ impl<V: Vector> SubBounds<V> {
         for &n in order.iter().rev() {
             let node = &nodes[n as usize];
             let mut b = empty;
-            for it in node.items() {
-                b = b.union(&it.aabb);
+            let items = node.items();
+            if items.len() > CHUNKED {
+                let start = self.chunks.len() as u32;
+                for chunk in items.chunks(CHUNK) {
+                    let mut c = empty;
+                    for it in chunk {
+                        c = c.union(&it.aabb);
+                    }
+                    self.chunks.push(c);
+                    b = b.union(&c);
+                }
+                self.chunk_range[n as usize] = (start, self.chunks.len() as u32);
+            } else {
+                for it in items {
+                    b = b.union(&it.aabb);
+                }
             }
             for &c in node.children() {
                 if c != NONE {
@@ -103,6 +128,14 @@ impl<V: Vector> SubBounds<V> {
             }
             self.bounds[n as usize] = b;
         }
+    }
+
+    /// The boxes of node `n`'s objects taken [`CHUNK`] at a time, in list
+    /// order (empty for a node of at most [`CHUNKED`] objects).
+    #[inline]
+    pub fn chunks(&self, n: u32) -> &[crate::Aabb<V>] {
+        let (a, b) = self.chunk_range[n as usize];
+        &self.chunks[a as usize..b as usize]
     }
 
     /// The box around the objects of node `n`'s subtree, `None` when it
@@ -132,6 +165,15 @@ pub(crate) struct Scratch {
 /// feature); smaller batches stay on the calling thread.
 #[cfg(feature = "rayon")]
 pub(crate) const PAR_CHUNK: usize = 256;
+
+/// Objects per chunk of a large node's list: the queries test a chunk's
+/// box before its objects.
+pub(crate) const CHUNK: usize = 16;
+
+/// Nodes holding more objects than this have their lists cut in chunks.
+/// (Nodes high in a tight tree or a BSP hold every object that straddles
+/// their split planes: thousands, in a large world.)
+pub(crate) const CHUNKED: usize = 2 * CHUNK;
 
 /// A tree as the shared queries see it.
 pub(crate) struct Tree<'a, V: Vector, T, N> {
@@ -186,27 +228,37 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             let node = self.node(n);
             counters.node_visits += 1;
             // The item's own box first: the object in the store (a cache
-            // miss, often) is read only for items the region reaches.
-            for it in node.items() {
-                let class = if inside {
-                    Overlap::Inside
-                } else {
-                    region.classify(&it.aabb)
-                };
-                if class == Overlap::Outside {
-                    continue;
-                }
-                let slot = self.store.slot(it.slot);
-                let o = slot.get().expect("slot holds no object");
-                if !filter.accepts(o.layer) {
-                    continue;
-                }
-                let hit = class == Overlap::Inside || {
-                    counters.shape_tests += 1;
-                    region.matches(&o.shape)
-                };
-                if hit {
-                    out.push(self.store.handle(it.slot));
+            // miss, often) is read only for items the region reaches. A
+            // large node's objects go by chunks, each box tested first.
+            let boxes = self.sub.chunks(n);
+            for (ci, chunk) in node.items().chunks(CHUNK).enumerate() {
+                let inside = inside
+                    || match boxes.get(ci).map(|b| region.classify(b)) {
+                        Some(Overlap::Outside) => continue,
+                        Some(Overlap::Inside) => true,
+                        _ => false,
+                    };
+                for it in chunk {
+                    let class = if inside {
+                        Overlap::Inside
+                    } else {
+                        region.classify(&it.aabb)
+                    };
+                    if class == Overlap::Outside {
+                        continue;
+                    }
+                    let slot = self.store.slot(it.slot);
+                    let o = slot.get().expect("slot holds no object");
+                    if !filter.accepts(o.layer) {
+                        continue;
+                    }
+                    let hit = class == Overlap::Inside || {
+                        counters.shape_tests += 1;
+                        region.matches(&o.shape)
+                    };
+                    if hit {
+                        out.push(self.store.handle(it.slot));
+                    }
                 }
             }
             for &c in node.children() {
@@ -261,20 +313,29 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             }
             counters.node_visits += 1;
             let node = self.node(n);
-            for it in node.items() {
-                if fast.entry(&it.aabb, limit).is_none() {
+            let boxes = self.sub.chunks(n);
+            for (ci, chunk) in node.items().chunks(CHUNK).enumerate() {
+                if boxes
+                    .get(ci)
+                    .is_some_and(|b| fast.entry(b, limit).is_none())
+                {
                     continue;
                 }
-                let o = self.store.obj(it.slot);
-                if !filter.accepts(o.layer) {
-                    continue;
-                }
-                counters.shape_tests += 1;
-                if let Some(x) = o.shape.cast_ray(ray, limit) {
-                    let hit = self.hit(it.slot, x);
-                    if closer(&hit, &best) {
-                        best = Some(hit);
-                        limit = x.distance;
+                for it in chunk {
+                    if fast.entry(&it.aabb, limit).is_none() {
+                        continue;
+                    }
+                    let o = self.store.obj(it.slot);
+                    if !filter.accepts(o.layer) {
+                        continue;
+                    }
+                    counters.shape_tests += 1;
+                    if let Some(x) = o.shape.cast_ray(ray, limit) {
+                        let hit = self.hit(it.slot, x);
+                        if closer(&hit, &best) {
+                            best = Some(hit);
+                            limit = x.distance;
+                        }
                     }
                 }
             }
@@ -426,17 +487,23 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         while let Some((n, _)) = stack.pop() {
             let node = self.node(n);
             counters.node_visits += 1;
-            for it in node.items() {
-                if ray.clip_aabb(&it.aabb, max_dist).is_none() {
+            let boxes = self.sub.chunks(n);
+            for (ci, chunk) in node.items().chunks(CHUNK).enumerate() {
+                if !reaches(boxes.get(ci)) && !boxes.is_empty() {
                     continue;
                 }
-                let o = self.store.obj(it.slot);
-                if !filter.accepts(o.layer) {
-                    continue;
-                }
-                counters.shape_tests += 1;
-                if let Some(x) = o.shape.cast_ray(ray, max_dist) {
-                    out.push(self.hit(it.slot, x));
+                for it in chunk {
+                    if ray.clip_aabb(&it.aabb, max_dist).is_none() {
+                        continue;
+                    }
+                    let o = self.store.obj(it.slot);
+                    if !filter.accepts(o.layer) {
+                        continue;
+                    }
+                    counters.shape_tests += 1;
+                    if let Some(x) = o.shape.cast_ray(ray, max_dist) {
+                        out.push(self.hit(it.slot, x));
+                    }
                 }
             }
             for &c in node.children() {
@@ -475,16 +542,22 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         while let Some(n) = knn.pop_node() {
             counters.node_visits += 1;
             let node = self.node(n);
-            for it in node.items() {
-                if it.aabb.distance_squared_to_point(point).sqrt() > knn.bound() {
+            let boxes = self.sub.chunks(n);
+            for (ci, chunk) in node.items().chunks(CHUNK).enumerate() {
+                if boxes.get(ci).is_some_and(|b| dist(b) > knn.bound()) {
                     continue;
                 }
-                let o = self.store.obj(it.slot);
-                if !filter.accepts(o.layer) {
-                    continue;
+                for it in chunk {
+                    if it.aabb.distance_squared_to_point(point).sqrt() > knn.bound() {
+                        continue;
+                    }
+                    let o = self.store.obj(it.slot);
+                    if !filter.accepts(o.layer) {
+                        continue;
+                    }
+                    counters.shape_tests += 1;
+                    knn.offer(self.store.handle(it.slot), o.shape.distance_to_point(point));
                 }
-                counters.shape_tests += 1;
-                knn.offer(self.store.handle(it.slot), o.shape.distance_to_point(point));
             }
             for &c in node.children() {
                 if let Some(b) = (c != NONE).then(|| self.sub.get(c)).flatten() {

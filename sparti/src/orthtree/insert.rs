@@ -133,7 +133,14 @@ impl<V: Vector, T> Orthtree<V, T> {
                 next[k as usize] += 1;
             }
             let (_, dst) = split_pair(&mut bufs, b);
-            self.file_all(n, &dst[lo..lo + count[0]], &mut place);
+            let stays = &mut dst[lo..lo + count[0]];
+            if stays.len() > crate::traverse::CHUNKED {
+                // Many objects on the split planes: in Z order of their
+                // centres, so that the queries' chunks of them are compact.
+                let cell = self.nodes[n as usize].bounds;
+                stays.sort_by_cached_key(|it| (z_order(&cell, it.aabb.center()), it.slot));
+            }
+            self.file_all(n, stays, &mut place);
             for k in 0..stay {
                 if count[k + 1] > 0 {
                     let c = self.child_or_create(n, k);
@@ -436,4 +443,29 @@ impl<V: Vector, T> Orthtree<V, T> {
 fn split_pair<X>(bufs: &mut [Vec<X>; 2], b: usize) -> (&mut Vec<X>, &mut Vec<X>) {
     let [x, y] = bufs;
     if b == 0 { (x, y) } else { (y, x) }
+}
+
+/// The Z-order (Morton) code of a point of a box: its position on each
+/// axis quantised to `30 / DIM` bits, the bits interleaved.
+pub(crate) fn z_order<V: Vector>(b: &Aabb<V>, p: V) -> u32 {
+    let bits = 30 / V::DIM as u32;
+    let top = ((1u32 << bits) - 1) as f32;
+    let mut q = [0u32; 3];
+    for (i, q) in q.iter_mut().enumerate().take(V::DIM) {
+        let (lo, hi) = (b.min.get(i), b.max.get(i));
+        let t = if hi > lo {
+            (p.get(i) - lo) / (hi - lo)
+        } else {
+            0.0
+        };
+        // `as` saturates: NaN gives 0, out of range the ends.
+        *q = (t * top) as u32;
+    }
+    let mut code = 0u32;
+    for bit in (0..bits).rev() {
+        for q in q.iter().take(V::DIM) {
+            code = (code << 1) | ((q >> bit) & 1);
+        }
+    }
+    code
 }
