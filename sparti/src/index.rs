@@ -247,6 +247,20 @@ pub struct Counters {
     pub queries: u64,
 }
 
+impl Counters {
+    /// The sum of two sets of counters (per-task counters of a batch).
+    #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
+    pub(crate) fn merged(self, o: Self) -> Self {
+        Self {
+            pair_tests: self.pair_tests + o.pair_tests,
+            shape_tests: self.shape_tests + o.shape_tests,
+            bound_tests: self.bound_tests + o.bound_tests,
+            node_visits: self.node_visits + o.node_visits,
+            queries: self.queries + o.queries,
+        }
+    }
+}
+
 /// Tree statistics (M2).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TreeStats {
@@ -464,6 +478,96 @@ pub trait SpatialIndex<V: Vector, T> {
     /// Objects overlapping a box (Q1).
     fn query_aabb(&mut self, aabb: &Aabb<V>, filter: Filter, out: &mut Vec<Handle>) {
         self.query(aabb, filter, out);
+    }
+
+    /// [`SpatialIndex::ray_nearest`] for many rays, each with its maximum
+    /// distance: `out` (cleared first) gets one entry per ray, in order,
+    /// exactly what a loop of single queries returns. Counters add up as
+    /// for that loop.
+    ///
+    /// With the `rayon` feature the trees answer the batch on several
+    /// threads (same results, same order); the default is that loop. The
+    /// user values must be `Sync` for that, feature or not, so that a
+    /// program's code does not depend on the feature.
+    ///
+    /// # Example
+    /// ```
+    /// use glam::Vec3;
+    /// use sparti::{Filter, ObjectDesc, Octree, Ray, Shape, SpatialIndex};
+    /// let mut tree = Octree::<u32>::new();
+    /// tree.insert(ObjectDesc::new(Shape::sphere(Vec3::new(5.0, 0.0, 0.0), 1.0), 7)).unwrap();
+    /// let rays = [
+    ///     (Ray::new(Vec3::ZERO, Vec3::X).unwrap(), 100.0),
+    ///     (Ray::new(Vec3::ZERO, Vec3::Y).unwrap(), 100.0),
+    /// ];
+    /// let mut hits = Vec::new();
+    /// tree.ray_nearest_batch(&rays, Filter::ALL, &mut hits);
+    /// assert_eq!(hits.len(), 2);
+    /// assert_eq!(hits[0].unwrap().distance, 4.0);
+    /// assert!(hits[1].is_none());
+    /// ```
+    fn ray_nearest_batch(
+        &mut self,
+        rays: &[(Ray<V>, f32)],
+        filter: Filter,
+        out: &mut Vec<Option<RayHit<V>>>,
+    ) where
+        T: Sync,
+    {
+        out.clear();
+        out.reserve(rays.len());
+        for (ray, max_dist) in rays {
+            let hit = self.ray_nearest(ray, *max_dist, filter);
+            out.push(hit);
+        }
+    }
+
+    /// [`SpatialIndex::query_aabb`] for many boxes, flattened: the
+    /// results of box `i` are `handles[offsets[i]..offsets[i + 1]]`, in
+    /// the order the single query gives them. Both vectors are cleared
+    /// first; `offsets` gets `boxes.len() + 1` entries (starting with 0).
+    /// Counters add up as for a loop of single queries.
+    ///
+    /// With the `rayon` feature the trees answer the batch on several
+    /// threads (same results, same order); the default is that loop. The
+    /// user values must be `Sync` for that, feature or not, so that a
+    /// program's code does not depend on the feature.
+    ///
+    /// # Example
+    /// ```
+    /// use glam::Vec3;
+    /// use sparti::{Aabb, Filter, ObjectDesc, Octree, Shape, SpatialIndex};
+    /// let mut tree = Octree::<u32>::new();
+    /// let a = tree.insert(ObjectDesc::new(Shape::sphere(Vec3::ZERO, 1.0), 0)).unwrap();
+    /// let boxes = [
+    ///     Aabb::new(Vec3::splat(-2.0), Vec3::splat(-0.5)).unwrap(),
+    ///     Aabb::new(Vec3::splat(5.0), Vec3::splat(6.0)).unwrap(),
+    /// ];
+    /// let (mut handles, mut offsets) = (Vec::new(), Vec::new());
+    /// tree.query_aabb_batch(&boxes, Filter::ALL, &mut handles, &mut offsets);
+    /// assert_eq!(offsets, vec![0, 1, 1]);
+    /// assert_eq!(&handles[offsets[0]..offsets[1]], &[a]);
+    /// assert!(handles[offsets[1]..offsets[2]].is_empty());
+    /// ```
+    fn query_aabb_batch(
+        &mut self,
+        boxes: &[Aabb<V>],
+        filter: Filter,
+        handles: &mut Vec<Handle>,
+        offsets: &mut Vec<usize>,
+    ) where
+        T: Sync,
+    {
+        handles.clear();
+        offsets.clear();
+        offsets.reserve(boxes.len() + 1);
+        offsets.push(0);
+        let mut one = Vec::new();
+        for b in boxes {
+            self.query_aabb(b, filter, &mut one);
+            handles.extend_from_slice(&one);
+            offsets.push(handles.len());
+        }
     }
 
     /// Objects overlapping a sphere (Q2).

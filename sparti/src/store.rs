@@ -66,6 +66,11 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         })
     }
 
+    /// Makes room for `n` more objects (one allocation for a bulk insert).
+    pub fn reserve(&mut self, n: usize) {
+        self.slots.reserve(n.saturating_sub(self.free.len()));
+    }
+
     /// Checks a handle and returns its slot index.
     #[inline]
     pub fn resolve(&self, h: Handle) -> Result<u32, Error> {

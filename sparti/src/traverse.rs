@@ -6,22 +6,145 @@
 //! subtree (tight bounds for the octree and the BSP, loose bounds for the
 //! loose trees), the node's own objects and its children.
 
-use core::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use crate::geometry::{Overlap, Ray, Region, Vector};
-use crate::index::{Candidate, Item, Knn, Neighbor, closer, sort_hits};
+use crate::index::{Item, Knn, Neighbor, closer, sort_hits};
 use crate::store::{NONE, Store};
 use crate::{Counters, Filter, Handle, Object, RayHit};
 
 /// What the shared queries need to know of a tree node.
 pub(crate) trait TreeNode<V: Vector> {
-    /// A box holding every object of the node's subtree.
-    fn bounds(&self) -> &crate::Aabb<V>;
     /// The objects filed in the node itself.
     fn items(&self) -> &[Item<V>];
     /// Child node indices; `NONE` for an absent child.
     fn children(&self) -> &[u32];
+}
+
+/// The box around the objects of each node's subtree, by node index: far
+/// tighter than a node's region (a loose node's bounds are twice its cell;
+/// an octree node holding one small object is mostly empty), and in one
+/// dense array, so the queries test children without reading them and
+/// enter only those whose objects the query can reach.
+///
+/// Recomputed in one bottom-up pass before the first query after any
+/// change (each tree marks it stale in every mutating method), so a frame
+/// that moves objects then queries pays one pass over the nodes, and
+/// queries on a static scene pay nothing.
+pub(crate) struct SubBounds<V: Vector> {
+    /// By node; an empty subtree has an inverted box (see [`SubBounds::get`]).
+    bounds: Vec<crate::Aabb<V>>,
+    /// Nodes in breadth-first order, parents first (scratch for the pass).
+    order: Vec<u32>,
+    /// For a node holding more than [`CHUNKED`] objects, the range of
+    /// `chunks` holding the boxes of its objects taken [`CHUNK`] at a time,
+    /// in list order; `(0, 0)` for the others.
+    chunk_range: Vec<(u32, u32)>,
+    /// Boxes of runs of [`CHUNK`] objects of the large nodes.
+    chunks: Vec<crate::Aabb<V>>,
+    /// True when the tree may have changed since the last pass.
+    stale: bool,
+}
+
+impl<V: Vector> Default for SubBounds<V> {
+    /// Stale: a tree made with a root (a preset world) has nodes already.
+    fn default() -> Self {
+        Self {
+            bounds: Vec::new(),
+            order: Vec::new(),
+            chunk_range: Vec::new(),
+            chunks: Vec::new(),
+            stale: true,
+        }
+    }
+}
+
+impl<V: Vector> SubBounds<V> {
+    /// Marks the boxes out of date: the tree changed.
+    #[inline]
+    pub fn mark_stale(&mut self) {
+        self.stale = true;
+    }
+
+    /// Recomputes the boxes if the tree changed since the last pass.
+    pub fn refresh<N: TreeNode<V>>(&mut self, nodes: &[N], root: u32) {
+        // A node pool of another size is a changed tree too (a safety net:
+        // every mutation marks the boxes stale anyway).
+        if !self.stale && self.bounds.len() == nodes.len() {
+            return;
+        }
+        self.stale = false;
+        let empty = crate::Aabb {
+            min: V::splat(f32::INFINITY),
+            max: V::splat(f32::NEG_INFINITY),
+        };
+        self.bounds.clear();
+        self.bounds.resize(nodes.len(), empty);
+        self.chunk_range.clear();
+        self.chunk_range.resize(nodes.len(), (0, 0));
+        self.chunks.clear();
+        if root == NONE {
+            return;
+        }
+        let order = &mut self.order;
+        order.clear();
+        order.push(root);
+        let mut i = 0;
+        while i < order.len() {
+            let n = order[i];
+            order.extend(
+                nodes[n as usize]
+                    .children()
+                    .iter()
+                    .copied()
+                    .filter(|&c| c != NONE),
+            );
+            i += 1;
+        }
+        // Children come after their parents: backwards, each node's
+        // children are done before it.
+        for &n in order.iter().rev() {
+            let node = &nodes[n as usize];
+            let mut b = empty;
+            let items = node.items();
+            if items.len() > CHUNKED {
+                let start = self.chunks.len() as u32;
+                for chunk in items.chunks(CHUNK) {
+                    let mut c = empty;
+                    for it in chunk {
+                        c = c.union(&it.aabb);
+                    }
+                    self.chunks.push(c);
+                    b = b.union(&c);
+                }
+                self.chunk_range[n as usize] = (start, self.chunks.len() as u32);
+            } else {
+                for it in items {
+                    b = b.union(&it.aabb);
+                }
+            }
+            for &c in node.children() {
+                if c != NONE {
+                    b = b.union(&self.bounds[c as usize]);
+                }
+            }
+            self.bounds[n as usize] = b;
+        }
+    }
+
+    /// The boxes of node `n`'s objects taken [`CHUNK`] at a time, in list
+    /// order (empty for a node of at most [`CHUNKED`] objects).
+    #[inline]
+    pub fn chunks(&self, n: u32) -> &[crate::Aabb<V>] {
+        let (a, b) = self.chunk_range[n as usize];
+        &self.chunks[a as usize..b as usize]
+    }
+
+    /// The box around the objects of node `n`'s subtree, `None` when it
+    /// holds none.
+    #[inline]
+    pub fn get(&self, n: u32) -> Option<&crate::Aabb<V>> {
+        let b = &self.bounds[n as usize];
+        (b.min.get(0) <= b.max.get(0)).then_some(b)
+    }
 }
 
 /// The buffers of the shared queries, kept in each tree so that a query
@@ -30,11 +153,27 @@ pub(crate) trait TreeNode<V: Vector> {
 pub(crate) struct Scratch {
     /// Depth-first stack: (node, subtree wholly inside the region).
     stack: Vec<(u32, bool)>,
-    /// Best-first heap for rays: nodes by entry distance.
-    heap: BinaryHeap<Reverse<Candidate>>,
+    /// Front-to-back stack for rays: (entry distance, node).
+    ray_stack: Vec<(f32, u32)>,
+    /// One query's results inside a batch.
+    found: Vec<Handle>,
     /// The k-nearest state.
     knn: Knn,
 }
+
+/// Queries per task of a batch answered on several threads (`rayon`
+/// feature); smaller batches stay on the calling thread.
+#[cfg(feature = "rayon")]
+pub(crate) const PAR_CHUNK: usize = 256;
+
+/// Objects per chunk of a large node's list: the queries test a chunk's
+/// box before its objects.
+pub(crate) const CHUNK: usize = 16;
+
+/// Nodes holding more objects than this have their lists cut in chunks.
+/// (Nodes high in a tight tree or a BSP hold every object that straddles
+/// their split planes: thousands, in a large world.)
+pub(crate) const CHUNKED: usize = 2 * CHUNK;
 
 /// A tree as the shared queries see it.
 pub(crate) struct Tree<'a, V: Vector, T, N> {
@@ -42,18 +181,8 @@ pub(crate) struct Tree<'a, V: Vector, T, N> {
     /// The root node, or `NONE` for an empty tree.
     pub root: u32,
     pub store: &'a Store<Object<V, T>>,
-}
-
-/// A node as a heap entry: its index in a handle's place.
-#[inline]
-fn node_key(distance: f32, node: u32) -> Reverse<Candidate> {
-    Reverse(Candidate {
-        distance,
-        handle: Handle {
-            index: node,
-            generation: 0,
-        },
-    })
+    /// The boxes around the subtrees' objects, up to date.
+    pub sub: &'a SubBounds<V>,
 }
 
 impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
@@ -89,47 +218,74 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         }
         let stack = &mut scratch.stack;
         stack.clear();
-        stack.push((self.root, false));
+        // Nodes are classified before they are pushed: a child the region
+        // misses is never read.
+        match self.sub.get(self.root).map(|b| region.classify(b)) {
+            None | Some(Overlap::Outside) => return,
+            Some(class) => stack.push((self.root, class == Overlap::Inside)),
+        }
         while let Some((n, inside)) = stack.pop() {
             let node = self.node(n);
             counters.node_visits += 1;
-            let inside = inside
-                || match region.classify(node.bounds()) {
-                    Overlap::Outside => continue,
-                    Overlap::Inside => true,
-                    Overlap::Partial => false,
-                };
-            for it in node.items() {
-                let o = self.store.obj(it.slot);
-                if !filter.accepts(o.layer) {
-                    continue;
-                }
-                let hit = inside
-                    || match region.classify(&it.aabb) {
-                        Overlap::Outside => false,
-                        Overlap::Inside => true,
-                        Overlap::Partial => {
-                            counters.shape_tests += 1;
-                            region.matches(&o.shape)
-                        }
+            // The item's own box first: the object in the store (a cache
+            // miss, often) is read only for items the region reaches. A
+            // large node's objects go by chunks, each box tested first.
+            let boxes = self.sub.chunks(n);
+            for (ci, chunk) in node.items().chunks(CHUNK).enumerate() {
+                let inside = inside
+                    || match boxes.get(ci).map(|b| region.classify(b)) {
+                        Some(Overlap::Outside) => continue,
+                        Some(Overlap::Inside) => true,
+                        _ => false,
                     };
-                if hit {
-                    out.push(self.store.handle(it.slot));
+                for it in chunk {
+                    let class = if inside {
+                        Overlap::Inside
+                    } else {
+                        region.classify(&it.aabb)
+                    };
+                    if class == Overlap::Outside {
+                        continue;
+                    }
+                    let slot = self.store.slot(it.slot);
+                    let o = slot.get().expect("slot holds no object");
+                    if !filter.accepts(o.layer) {
+                        continue;
+                    }
+                    let hit = class == Overlap::Inside || {
+                        counters.shape_tests += 1;
+                        region.matches(&o.shape)
+                    };
+                    if hit {
+                        out.push(self.store.handle(it.slot));
+                    }
                 }
             }
             for &c in node.children() {
-                if c != NONE {
-                    stack.push((c, inside));
+                let Some(b) = (c != NONE).then(|| self.sub.get(c)).flatten() else {
+                    continue;
+                };
+                if inside {
+                    stack.push((c, true));
+                } else {
+                    match region.classify(b) {
+                        Overlap::Outside => {}
+                        class => stack.push((c, class == Overlap::Inside)),
+                    }
                 }
             }
         }
     }
 
-    /// The nearest hit, best first: nodes come off a heap by the distance at
-    /// which the ray enters their bounds, and the search ends when the
-    /// nearest remaining node is entered beyond the best hit so far. A node
-    /// entered exactly at the best distance is still visited, for the tie
-    /// rule (the smaller handle wins).
+    /// The nearest hit, front to back: a depth-first stack on which each
+    /// node's children are pushed farthest first, so the child the ray
+    /// enters first is searched first and the best hit so far soon prunes
+    /// the rest. A node (or an object's box) entered beyond the best hit is
+    /// skipped; one entered exactly at the best distance is still searched,
+    /// for the tie rule (the smaller handle wins). Boxes are tested with
+    /// the reciprocal of the direction, computed once per ray, and with a
+    /// hair of slack, so that rounding never skips what the exact test on
+    /// the object would hit.
     pub fn ray_nearest(
         &self,
         scratch: &mut Scratch,
@@ -142,47 +298,168 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         if self.root == NONE || max_dist.is_nan() || max_dist < 0.0 {
             return None;
         }
-        let heap = &mut scratch.heap;
-        heap.clear();
+        let fast = FastRay::new(ray);
+        let stack = &mut scratch.ray_stack;
+        stack.clear();
         let mut best: Option<RayHit<V>> = None;
-        if let Some((t0, _)) = ray.clip_aabb(self.node(self.root).bounds(), max_dist) {
-            heap.push(node_key(t0, self.root));
+        let mut limit = max_dist;
+        if let Some(t0) = self.sub.get(self.root).and_then(|b| fast.entry(b, limit)) {
+            stack.push((t0, self.root));
         }
-        while let Some(Reverse(key)) = heap.pop() {
-            let limit = best.map_or(max_dist, |b| b.distance);
-            if key.distance > limit {
-                break;
+        let mut order: [(f32, u32); 8] = [(0.0, NONE); 8];
+        while let Some((t, n)) = stack.pop() {
+            if !within(t, limit) {
+                continue;
             }
             counters.node_visits += 1;
-            let node = self.node(key.handle.index);
-            for it in node.items() {
-                let limit = best.map_or(max_dist, |b| b.distance);
-                if ray.clip_aabb(&it.aabb, limit).is_none() {
+            let node = self.node(n);
+            let boxes = self.sub.chunks(n);
+            for (ci, chunk) in node.items().chunks(CHUNK).enumerate() {
+                if boxes
+                    .get(ci)
+                    .is_some_and(|b| fast.entry(b, limit).is_none())
+                {
                     continue;
                 }
-                let o = self.store.obj(it.slot);
-                if !filter.accepts(o.layer) {
-                    continue;
-                }
-                counters.shape_tests += 1;
-                if let Some(x) = o.shape.cast_ray(ray, limit) {
-                    let hit = self.hit(it.slot, x);
-                    if closer(&hit, &best) {
-                        best = Some(hit);
+                for it in chunk {
+                    if fast.entry(&it.aabb, limit).is_none() {
+                        continue;
+                    }
+                    let o = self.store.obj(it.slot);
+                    if !filter.accepts(o.layer) {
+                        continue;
+                    }
+                    counters.shape_tests += 1;
+                    if let Some(x) = o.shape.cast_ray(ray, limit) {
+                        let hit = self.hit(it.slot, x);
+                        if closer(&hit, &best) {
+                            best = Some(hit);
+                            limit = x.distance;
+                        }
                     }
                 }
             }
-            let limit = best.map_or(max_dist, |b| b.distance);
+            // The children the ray enters within the limit, sorted by entry
+            // distance (insertion sort: at most 8), pushed farthest first.
+            let mut k = 0;
             for &c in node.children() {
-                if c != NONE {
-                    if let Some((t0, _)) = ray.clip_aabb(self.node(c).bounds(), limit) {
-                        heap.push(node_key(t0, c));
+                if c == NONE {
+                    continue;
+                }
+                if let Some(t0) = self.sub.get(c).and_then(|b| fast.entry(b, limit)) {
+                    let mut j = k;
+                    while j > 0 && order[j - 1].0 < t0 {
+                        order[j] = order[j - 1];
+                        j -= 1;
                     }
+                    order[j] = (t0, c);
+                    k += 1;
                 }
             }
+            stack.extend_from_slice(&order[..k]);
         }
-        heap.clear();
         best
+    }
+
+    /// [`Tree::ray_nearest`] for each ray of a batch, into `out` (cleared
+    /// first) in batch order. With the `rayon` feature, a batch of more
+    /// than `PAR_CHUNK` rays is cut into chunks answered on rayon's
+    /// threads, each with its own scratch and counters (added up at the
+    /// end); the results are written in place, so they are the same, in
+    /// the same order, as on one thread.
+    pub fn ray_nearest_batch(
+        &self,
+        scratch: &mut Scratch,
+        counters: &mut Counters,
+        rays: &[(Ray<V>, f32)],
+        filter: Filter,
+        out: &mut Vec<Option<RayHit<V>>>,
+    ) where
+        T: Sync,
+        N: Sync,
+    {
+        out.clear();
+        #[cfg(feature = "rayon")]
+        if rays.len() > PAR_CHUNK {
+            use rayon::prelude::*;
+            out.resize(rays.len(), None);
+            let c = out
+                .par_chunks_mut(PAR_CHUNK)
+                .zip(rays.par_chunks(PAR_CHUNK))
+                .map_init(Scratch::default, |s, (out, rays)| {
+                    let mut c = Counters::default();
+                    for (o, (ray, max)) in out.iter_mut().zip(rays) {
+                        *o = self.ray_nearest(s, &mut c, ray, *max, filter);
+                    }
+                    c
+                })
+                .reduce(Counters::default, Counters::merged);
+            *counters = counters.merged(c);
+            return;
+        }
+        out.reserve(rays.len());
+        for (ray, max) in rays {
+            out.push(self.ray_nearest(scratch, counters, ray, *max, filter));
+        }
+    }
+
+    /// [`Tree::query`] for each region of a batch, flattened: the results
+    /// of region `i` are `handles[offsets[i]..offsets[i + 1]]`. With the
+    /// `rayon` feature, a batch of more than `PAR_CHUNK` regions is cut
+    /// into chunks answered on rayon's threads, then concatenated in batch
+    /// order: the same results, in the same order, as on one thread.
+    pub fn query_batch<R: Region<V> + Sync>(
+        &self,
+        scratch: &mut Scratch,
+        counters: &mut Counters,
+        regions: &[R],
+        filter: Filter,
+        handles: &mut Vec<Handle>,
+        offsets: &mut Vec<usize>,
+    ) where
+        T: Sync,
+        N: Sync,
+    {
+        handles.clear();
+        offsets.clear();
+        offsets.reserve(regions.len() + 1);
+        offsets.push(0);
+        #[cfg(feature = "rayon")]
+        if regions.len() > PAR_CHUNK {
+            use rayon::prelude::*;
+            let parts: Vec<(Vec<Handle>, Vec<usize>, Counters)> = regions
+                .par_chunks(PAR_CHUNK)
+                .map_init(
+                    || (Scratch::default(), Vec::new()),
+                    |(s, one), regions| {
+                        let (mut found, mut ends) = (Vec::new(), Vec::with_capacity(regions.len()));
+                        let mut c = Counters::default();
+                        for r in regions {
+                            self.query(s, &mut c, r, filter, one);
+                            found.extend_from_slice(one);
+                            ends.push(found.len());
+                        }
+                        (found, ends, c)
+                    },
+                )
+                .collect();
+            handles.reserve(parts.iter().map(|p| p.0.len()).sum());
+            for (found, ends, c) in parts {
+                let base = handles.len();
+                handles.extend_from_slice(&found);
+                offsets.extend(ends.iter().map(|e| base + e));
+                *counters = counters.merged(c);
+            }
+            return;
+        }
+        let mut one = core::mem::take(&mut scratch.found);
+        for r in regions {
+            self.query(scratch, counters, r, filter, &mut one);
+            handles.extend_from_slice(&one);
+            offsets.push(handles.len());
+        }
+        one.clear();
+        scratch.found = one;
     }
 
     /// Every hit within `max_dist`, sorted by distance then handle.
@@ -202,28 +479,35 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         }
         let stack = &mut scratch.stack;
         stack.clear();
-        stack.push((self.root, false));
+        let reaches =
+            |b: Option<&crate::Aabb<V>>| b.is_some_and(|b| ray.clip_aabb(b, max_dist).is_some());
+        if reaches(self.sub.get(self.root)) {
+            stack.push((self.root, false));
+        }
         while let Some((n, _)) = stack.pop() {
             let node = self.node(n);
-            if ray.clip_aabb(node.bounds(), max_dist).is_none() {
-                continue;
-            }
             counters.node_visits += 1;
-            for it in node.items() {
-                if ray.clip_aabb(&it.aabb, max_dist).is_none() {
+            let boxes = self.sub.chunks(n);
+            for (ci, chunk) in node.items().chunks(CHUNK).enumerate() {
+                if !reaches(boxes.get(ci)) && !boxes.is_empty() {
                     continue;
                 }
-                let o = self.store.obj(it.slot);
-                if !filter.accepts(o.layer) {
-                    continue;
-                }
-                counters.shape_tests += 1;
-                if let Some(x) = o.shape.cast_ray(ray, max_dist) {
-                    out.push(self.hit(it.slot, x));
+                for it in chunk {
+                    if ray.clip_aabb(&it.aabb, max_dist).is_none() {
+                        continue;
+                    }
+                    let o = self.store.obj(it.slot);
+                    if !filter.accepts(o.layer) {
+                        continue;
+                    }
+                    counters.shape_tests += 1;
+                    if let Some(x) = o.shape.cast_ray(ray, max_dist) {
+                        out.push(self.hit(it.slot, x));
+                    }
                 }
             }
             for &c in node.children() {
-                if c != NONE {
+                if c != NONE && reaches(self.sub.get(c)) {
                     stack.push((c, false));
                 }
             }
@@ -250,25 +534,34 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         }
         let knn = &mut scratch.knn;
         knn.start(k);
-        let dist = |n: &N| n.bounds().distance_squared_to_point(point).sqrt();
-        knn.push_node(self.root, dist(self.node(self.root)));
+        let dist = |b: &crate::Aabb<V>| b.distance_squared_to_point(point).sqrt();
+        let Some(root) = self.sub.get(self.root) else {
+            return;
+        };
+        knn.push_node(self.root, dist(root));
         while let Some(n) = knn.pop_node() {
             counters.node_visits += 1;
             let node = self.node(n);
-            for it in node.items() {
-                if it.aabb.distance_squared_to_point(point).sqrt() > knn.bound() {
+            let boxes = self.sub.chunks(n);
+            for (ci, chunk) in node.items().chunks(CHUNK).enumerate() {
+                if boxes.get(ci).is_some_and(|b| dist(b) > knn.bound()) {
                     continue;
                 }
-                let o = self.store.obj(it.slot);
-                if !filter.accepts(o.layer) {
-                    continue;
+                for it in chunk {
+                    if it.aabb.distance_squared_to_point(point).sqrt() > knn.bound() {
+                        continue;
+                    }
+                    let o = self.store.obj(it.slot);
+                    if !filter.accepts(o.layer) {
+                        continue;
+                    }
+                    counters.shape_tests += 1;
+                    knn.offer(self.store.handle(it.slot), o.shape.distance_to_point(point));
                 }
-                counters.shape_tests += 1;
-                knn.offer(self.store.handle(it.slot), o.shape.distance_to_point(point));
             }
             for &c in node.children() {
-                if c != NONE {
-                    let d = dist(self.node(c));
+                if let Some(b) = (c != NONE).then(|| self.sub.get(c)).flatten() {
+                    let d = dist(b);
                     if d <= knn.bound() {
                         knn.push_node(c, d);
                     }
@@ -276,5 +569,64 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             }
         }
         knn.finish(out);
+    }
+}
+
+/// A ray prepared for many box tests: its origin and the reciprocal of its
+/// direction.
+#[derive(Clone, Copy)]
+struct FastRay<V: Vector> {
+    origin: V,
+    inv: V,
+}
+
+/// True when an entry distance `t` may still hold a hit within `limit`:
+/// `t <= limit` with a relative hair of slack for the rounding of the
+/// reciprocal slab test.
+#[inline]
+fn within(t: f32, limit: f32) -> bool {
+    t <= limit + limit * SLACK + f32::MIN_POSITIVE
+}
+
+/// The relative slack of [`within`]: a few `f32` ulps.
+const SLACK: f32 = 4.0 * f32::EPSILON;
+
+impl<V: Vector> FastRay<V> {
+    #[inline]
+    fn new(ray: &Ray<V>) -> Self {
+        let mut inv = V::ZERO;
+        for i in 0..V::DIM {
+            inv = inv.with(i, 1.0 / ray.dir.get(i));
+        }
+        Self {
+            origin: ray.origin,
+            inv,
+        }
+    }
+
+    /// The distance at which the ray enters the box (0 when it starts
+    /// inside), or `None` when it misses it or enters it beyond `limit`.
+    /// Conservative: a slab whose distances come out NaN (an origin on the
+    /// face plane of an axis the ray runs along) does not constrain, and
+    /// the comparisons leave a few ulps of slack.
+    #[inline]
+    fn entry(&self, b: &crate::Aabb<V>, limit: f32) -> Option<f32> {
+        let lo = (b.min - self.origin) * self.inv;
+        let hi = (b.max - self.origin) * self.inv;
+        let mut t0 = 0.0f32;
+        let mut t1 = limit;
+        for i in 0..V::DIM {
+            let (a, c) = (lo.get(i), hi.get(i));
+            let (near, far) = if a <= c {
+                (a, c)
+            } else if c < a {
+                (c, a)
+            } else {
+                (f32::NEG_INFINITY, f32::INFINITY)
+            };
+            t0 = t0.max(near);
+            t1 = t1.min(far);
+        }
+        within(t0, t1).then_some(t0)
     }
 }

@@ -16,7 +16,7 @@ use crate::geometry::{Aabb, Ray, Region, Shape, Vector};
 use crate::index::{Item, Neighbor};
 use crate::orthtree::{MAX_COORDINATE, NodeState, within_limits};
 use crate::store::{NONE, Store};
-use crate::traverse::{Scratch, Tree, TreeNode};
+use crate::traverse::{Scratch, SubBounds, Tree, TreeNode};
 use crate::{
     Counters, Error, Filter, Handle, LayerMatrix, Object, ObjectDesc, OutOfBounds, RayHit,
     SpatialIndex, TreeStats, ValidationError,
@@ -231,6 +231,8 @@ pub struct Bsp<V: Vector, T> {
     counters: Counters,
     /// Buffers of the shared queries.
     scratch: Scratch,
+    /// The boxes around the subtrees' objects, for the queries.
+    sub: SubBounds<V>,
     /// Nodes examined by updates to find objects' new nodes.
     update_visits: u64,
     // Scratch buffers, kept to avoid allocating per operation.
@@ -290,6 +292,7 @@ impl<V: Vector, T> Bsp<V, T> {
             matrix: LayerMatrix::ALL,
             counters: Counters::default(),
             scratch: Scratch::default(),
+            sub: SubBounds::default(),
             update_visits: 0,
             work: Vec::new(),
             stack: Vec::new(),
@@ -429,6 +432,7 @@ impl<V: Vector, T> Bsp<V, T> {
 
 impl<V: Vector, T> SpatialIndex<V, T> for Bsp<V, T> {
     fn insert(&mut self, desc: ObjectDesc<V, T>) -> Result<Handle, Error> {
+        self.sub.mark_stale();
         let obj = Object::from_desc(desc)?;
         self.admit(&obj.aabb)?;
         let h = self.store.insert(obj)?;
@@ -437,6 +441,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for Bsp<V, T> {
     }
 
     fn insert_many(&mut self, descs: Vec<ObjectDesc<V, T>>) -> Result<Vec<Handle>, Error> {
+        self.sub.mark_stale();
         for d in &descs {
             d.shape.check()?;
             self.admit(&d.shape.aabb())?;
@@ -450,10 +455,12 @@ impl<V: Vector, T> SpatialIndex<V, T> for Bsp<V, T> {
     }
 
     fn update(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error> {
+        self.sub.mark_stale();
         self.update_shape(h, shape)
     }
 
     fn remove(&mut self, h: Handle) -> Result<T, Error> {
+        self.sub.mark_stale();
         let slot = self.store.resolve(h)?;
         self.detach(slot);
         Ok(self.store.remove(slot).value)
@@ -479,6 +486,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for Bsp<V, T> {
     }
 
     fn clear(&mut self) {
+        self.sub.mark_stale();
         self.store.clear();
         self.nodes.clear();
         self.free_nodes.clear();
@@ -492,35 +500,42 @@ impl<V: Vector, T> SpatialIndex<V, T> for Bsp<V, T> {
     }
 
     fn end_frame(&mut self) {
+        self.sub.mark_stale();
         self.age_idle_nodes();
     }
 
     fn query<R: Region<V>>(&mut self, region: &R, filter: Filter, out: &mut Vec<Handle>) {
         self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
         Tree {
             nodes: &self.nodes,
             root: self.root,
             store: &self.store,
+            sub: &self.sub,
         }
         .query(&mut self.scratch, &mut self.counters, region, filter, out);
     }
 
     fn ray_nearest(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter) -> Option<RayHit<V>> {
         self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
         Tree {
             nodes: &self.nodes,
             root: self.root,
             store: &self.store,
+            sub: &self.sub,
         }
         .ray_nearest(&mut self.scratch, &mut self.counters, ray, max_dist, filter)
     }
 
     fn ray_all(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter, out: &mut Vec<RayHit<V>>) {
         self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
         Tree {
             nodes: &self.nodes,
             root: self.root,
             store: &self.store,
+            sub: &self.sub,
         }
         .ray_all(
             &mut self.scratch,
@@ -534,12 +549,60 @@ impl<V: Vector, T> SpatialIndex<V, T> for Bsp<V, T> {
 
     fn nearest_k(&mut self, point: V, k: usize, filter: Filter, out: &mut Vec<Neighbor>) {
         self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
         Tree {
             nodes: &self.nodes,
             root: self.root,
             store: &self.store,
+            sub: &self.sub,
         }
         .nearest(&mut self.scratch, &mut self.counters, point, k, filter, out);
+    }
+
+    fn ray_nearest_batch(
+        &mut self,
+        rays: &[(Ray<V>, f32)],
+        filter: Filter,
+        out: &mut Vec<Option<RayHit<V>>>,
+    ) where
+        T: Sync,
+    {
+        self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
+        Tree {
+            nodes: &self.nodes,
+            root: self.root,
+            store: &self.store,
+            sub: &self.sub,
+        }
+        .ray_nearest_batch(&mut self.scratch, &mut self.counters, rays, filter, out);
+    }
+
+    fn query_aabb_batch(
+        &mut self,
+        boxes: &[Aabb<V>],
+        filter: Filter,
+        handles: &mut Vec<Handle>,
+        offsets: &mut Vec<usize>,
+    ) where
+        T: Sync,
+    {
+        self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
+        Tree {
+            nodes: &self.nodes,
+            root: self.root,
+            store: &self.store,
+            sub: &self.sub,
+        }
+        .query_batch(
+            &mut self.scratch,
+            &mut self.counters,
+            boxes,
+            filter,
+            handles,
+            offsets,
+        );
     }
 
     fn set_layer_matrix(&mut self, matrix: LayerMatrix) {
@@ -581,10 +644,6 @@ impl<V: Vector, T> SpatialIndex<V, T> for Bsp<V, T> {
 }
 
 impl<V: Vector> TreeNode<V> for Node<V> {
-    #[inline]
-    fn bounds(&self) -> &Aabb<V> {
-        &self.bounds
-    }
     #[inline]
     fn items(&self) -> &[Item<V>] {
         &self.items

@@ -35,7 +35,7 @@ use crate::geometry::{Aabb, Ray, Region, Shape, Vector};
 use crate::index::{Item, Neighbor};
 use crate::orthtree::{MAX_COORDINATE, NodeState, within_limits};
 use crate::store::{NONE, Store};
-use crate::traverse::{Scratch, Tree, TreeNode};
+use crate::traverse::{Scratch, SubBounds, Tree, TreeNode};
 use crate::{
     Counters, Error, Filter, Handle, LayerMatrix, Object, ObjectDesc, OutOfBounds, RayHit,
     SpatialIndex, TreeStats, ValidationError,
@@ -218,6 +218,8 @@ pub struct LooseOrthtree<V: Vector, T> {
     counters: Counters,
     /// Buffers of the shared queries.
     scratch: Scratch,
+    /// The boxes around the subtrees' objects, for the queries.
+    sub: SubBounds<V>,
     moves: LooseUpdateCounts,
     // Scratch buffers, kept to avoid allocating per operation.
     work: Vec<(u32, u32)>,
@@ -286,6 +288,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             matrix: LayerMatrix::ALL,
             counters: Counters::default(),
             scratch: Scratch::default(),
+            sub: SubBounds::default(),
             moves: LooseUpdateCounts::default(),
             work: Vec::new(),
             flat: pairs::Flat::default(),
@@ -552,6 +555,7 @@ impl<V: Vector, T: Sync> LooseOrthtree<V, T> {
 
 impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
     fn insert(&mut self, desc: ObjectDesc<V, T>) -> Result<Handle, Error> {
+        self.sub.mark_stale();
         let obj = Object::from_desc(desc)?;
         self.admit(&obj.aabb)?;
         let h = self.store.insert(obj)?;
@@ -560,6 +564,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
     }
 
     fn insert_many(&mut self, descs: Vec<ObjectDesc<V, T>>) -> Result<Vec<Handle>, Error> {
+        self.sub.mark_stale();
         for d in &descs {
             d.shape.check()?;
             self.admit(&d.shape.aabb())?;
@@ -573,10 +578,12 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
     }
 
     fn update(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error> {
+        self.sub.mark_stale();
         self.update_shape(h, shape)
     }
 
     fn remove(&mut self, h: Handle) -> Result<T, Error> {
+        self.sub.mark_stale();
         let slot = self.store.resolve(h)?;
         self.detach(slot);
         Ok(self.store.remove(slot).value)
@@ -602,6 +609,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
     }
 
     fn clear(&mut self) {
+        self.sub.mark_stale();
         self.store.clear();
         self.nodes.clear();
         self.free_nodes.clear();
@@ -616,35 +624,42 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
     }
 
     fn end_frame(&mut self) {
+        self.sub.mark_stale();
         self.age_idle_nodes();
     }
 
     fn query<R: Region<V>>(&mut self, region: &R, filter: Filter, out: &mut Vec<Handle>) {
         self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
         Tree {
             nodes: &self.nodes,
             root: self.root,
             store: &self.store,
+            sub: &self.sub,
         }
         .query(&mut self.scratch, &mut self.counters, region, filter, out);
     }
 
     fn ray_nearest(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter) -> Option<RayHit<V>> {
         self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
         Tree {
             nodes: &self.nodes,
             root: self.root,
             store: &self.store,
+            sub: &self.sub,
         }
         .ray_nearest(&mut self.scratch, &mut self.counters, ray, max_dist, filter)
     }
 
     fn ray_all(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter, out: &mut Vec<RayHit<V>>) {
         self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
         Tree {
             nodes: &self.nodes,
             root: self.root,
             store: &self.store,
+            sub: &self.sub,
         }
         .ray_all(
             &mut self.scratch,
@@ -658,12 +673,60 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
 
     fn nearest_k(&mut self, point: V, k: usize, filter: Filter, out: &mut Vec<Neighbor>) {
         self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
         Tree {
             nodes: &self.nodes,
             root: self.root,
             store: &self.store,
+            sub: &self.sub,
         }
         .nearest(&mut self.scratch, &mut self.counters, point, k, filter, out);
+    }
+
+    fn ray_nearest_batch(
+        &mut self,
+        rays: &[(Ray<V>, f32)],
+        filter: Filter,
+        out: &mut Vec<Option<RayHit<V>>>,
+    ) where
+        T: Sync,
+    {
+        self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
+        Tree {
+            nodes: &self.nodes,
+            root: self.root,
+            store: &self.store,
+            sub: &self.sub,
+        }
+        .ray_nearest_batch(&mut self.scratch, &mut self.counters, rays, filter, out);
+    }
+
+    fn query_aabb_batch(
+        &mut self,
+        boxes: &[Aabb<V>],
+        filter: Filter,
+        handles: &mut Vec<Handle>,
+        offsets: &mut Vec<usize>,
+    ) where
+        T: Sync,
+    {
+        self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
+        Tree {
+            nodes: &self.nodes,
+            root: self.root,
+            store: &self.store,
+            sub: &self.sub,
+        }
+        .query_batch(
+            &mut self.scratch,
+            &mut self.counters,
+            boxes,
+            filter,
+            handles,
+            offsets,
+        );
     }
 
     fn set_layer_matrix(&mut self, matrix: LayerMatrix) {
@@ -707,10 +770,6 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
 }
 
 impl<V: Vector> TreeNode<V> for Node<V> {
-    #[inline]
-    fn bounds(&self) -> &Aabb<V> {
-        &self.loose
-    }
     #[inline]
     fn items(&self) -> &[Item<V>] {
         &self.items

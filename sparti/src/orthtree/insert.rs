@@ -46,17 +46,143 @@ impl<V: Vector, T> Orthtree<V, T> {
             }
         }
         let pending = core::mem::take(&mut self.pending);
-        for &slot in &pending {
-            let aabb = self.store.obj(slot).aabb;
-            // Admitted objects are within limits, so growth cannot fail; and
-            // the Reject and Remove policies admitted only objects inside.
-            self.grow_to(&aabb)
-                .expect("admitted objects are within the coordinate limits");
-            self.place(self.root, slot);
+        if !self.build_fresh(&pending) {
+            for &slot in &pending {
+                let aabb = self.store.obj(slot).aabb;
+                // Admitted objects are within limits, so growth cannot fail;
+                // and the Reject and Remove policies admitted only objects
+                // inside.
+                self.grow_to(&aabb)
+                    .expect("admitted objects are within the coordinate limits");
+                self.place(self.root, slot);
+            }
         }
         // Keep the queue's allocation for the next batch.
         self.pending = pending;
         self.pending.clear();
+    }
+
+    /// The bulk build of a tree that holds nothing yet (an empty root with
+    /// no child) and whose root contains every queued object: one
+    /// top-down partition pass instead of filing the objects one by one.
+    /// Returns false, having done nothing, when the tree does not qualify.
+    ///
+    /// It gives the tree one-by-one insertion gives (the tests compare
+    /// both with the brute force, and `validate` checks the placement
+    /// rule), since that tree depends only on which objects reach each
+    /// node: a node reached by one object keeps it (a leaf holds one
+    /// object), as does a node of the minimum size; otherwise every object
+    /// that fits an octant goes down into it, and the others stay. The
+    /// objects are bucketed by octant with a counting sort, node by node
+    /// (an explicit stack, no recursion); each node's list is allocated
+    /// once at its final size.
+    fn build_fresh(&mut self, pending: &[u32]) -> bool {
+        let root = self.root;
+        let r = &self.nodes[root as usize];
+        if pending.len() < 2 || r.child_count != 0 || !r.items.is_empty() {
+            return false;
+        }
+        let bounds = r.bounds;
+        let mut items = Vec::with_capacity(pending.len());
+        for &slot in pending {
+            let o = self.store.obj(slot);
+            if !bounds.contains(&o.aabb) {
+                return false;
+            }
+            items.push(Item {
+                aabb: o.aabb,
+                slot,
+                is_static: o.is_static,
+            });
+        }
+        // Two buffers: a node's objects are in `bufs[b][lo..hi]`; bucketed,
+        // they go to the same range of the other buffer, where its
+        // children find theirs.
+        let mut bufs = [items.clone(), items];
+        let stay = 1usize << V::DIM;
+        let mut keys: Vec<u8> = Vec::new();
+        // Where each object goes, by slot: written in bucket order here,
+        // then copied to the store in slot order (the store is much larger
+        // than this table, and random writes to it miss the cache).
+        let mut place = vec![(NONE, 0u32); self.store.capacity()];
+        let mut stack = vec![(root, 0usize, pending.len(), 0usize)];
+        while let Some((n, lo, hi, b)) = stack.pop() {
+            let node = &self.nodes[n as usize];
+            if node.level == 0 || hi - lo == 1 {
+                let (src, _) = split_pair(&mut bufs, b);
+                self.file_all(n, &src[lo..hi], &mut place);
+                continue;
+            }
+            // Counting sort by octant, the objects that stay first.
+            let (src, dst) = split_pair(&mut bufs, b);
+            let (src, dst) = (&src[lo..hi], &mut dst[lo..hi]);
+            keys.clear();
+            let mut count = [0usize; 9];
+            for it in src {
+                let k = Self::bucket_of(node.center, &it.aabb);
+                keys.push(k as u8);
+                count[k] += 1;
+            }
+            let mut start = [0usize; 10];
+            for k in 0..=stay {
+                start[k + 1] = start[k] + count[k];
+            }
+            let mut next = start;
+            for (it, &k) in src.iter().zip(&keys) {
+                dst[next[k as usize]] = *it;
+                next[k as usize] += 1;
+            }
+            let (_, dst) = split_pair(&mut bufs, b);
+            let stays = &mut dst[lo..lo + count[0]];
+            if stays.len() > crate::traverse::CHUNKED {
+                // Many objects on the split planes: in Z order of their
+                // centres, so that the queries' chunks of them are compact.
+                let cell = self.nodes[n as usize].bounds;
+                stays.sort_by_cached_key(|it| (z_order(&cell, it.aabb.center()), it.slot));
+            }
+            self.file_all(n, stays, &mut place);
+            for k in 0..stay {
+                if count[k + 1] > 0 {
+                    let c = self.child_or_create(n, k);
+                    stack.push((c, lo + start[k + 1], lo + start[k + 2], 1 - b));
+                }
+            }
+        }
+        for &slot in pending {
+            let (node, pos) = place[slot as usize];
+            let s = self.store.slot_mut(slot);
+            s.node = node;
+            s.pos = pos;
+        }
+        true
+    }
+
+    /// [`Orthtree::octant_of`] as a bucket of the bulk build, without
+    /// branches (octants fall at random, branches on them mispredict):
+    /// 0 for an object that stays in the node, `1 + k` for octant `k`.
+    #[inline]
+    fn bucket_of(center: V, aabb: &Aabb<V>) -> usize {
+        let (mut k, mut fits) = (0usize, true);
+        for i in 0..V::DIM {
+            let c = center.get(i);
+            let up = aabb.min.get(i) > c;
+            let down = aabb.max.get(i) < c;
+            k |= usize::from(up) << i;
+            fits &= up | down;
+        }
+        (k + 1) * usize::from(fits)
+    }
+
+    /// Files objects in node `n`, whose list grows once, noting each
+    /// object's node and position in `place` (by slot).
+    fn file_all(&mut self, n: u32, its: &[Item<V>], place: &mut [(u32, u32)]) {
+        let node = &mut self.nodes[n as usize];
+        let base = node.items.len();
+        node.items.reserve_exact(its.len());
+        node.items.extend_from_slice(its);
+        for (i, it) in its.iter().enumerate() {
+            place[it.slot as usize] = (n, (base + i) as u32);
+        }
     }
 
     /// Creates the root: the smallest cube of side `min_node_size * 2^k`
@@ -314,4 +440,36 @@ impl<V: Vector, T> Orthtree<V, T> {
             node.lifespan = node.lifespan.saturating_mul(2).min(MAX_LIFESPAN);
         }
     }
+}
+
+/// Buffer `b` of a pair, and the other one.
+#[inline]
+fn split_pair<X>(bufs: &mut [Vec<X>; 2], b: usize) -> (&mut Vec<X>, &mut Vec<X>) {
+    let [x, y] = bufs;
+    if b == 0 { (x, y) } else { (y, x) }
+}
+
+/// The Z-order (Morton) code of a point of a box: its position on each
+/// axis quantised to `30 / DIM` bits, the bits interleaved.
+pub(crate) fn z_order<V: Vector>(b: &Aabb<V>, p: V) -> u32 {
+    let bits = 30 / V::DIM as u32;
+    let top = ((1u32 << bits) - 1) as f32;
+    let mut q = [0u32; 3];
+    for (i, q) in q.iter_mut().enumerate().take(V::DIM) {
+        let (lo, hi) = (b.min.get(i), b.max.get(i));
+        let t = if hi > lo {
+            (p.get(i) - lo) / (hi - lo)
+        } else {
+            0.0
+        };
+        // `as` saturates: NaN gives 0, out of range the ends.
+        *q = (t * top) as u32;
+    }
+    let mut code = 0u32;
+    for bit in (0..bits).rev() {
+        for q in q.iter().take(V::DIM) {
+            code = (code << 1) | ((q >> bit) & 1);
+        }
+    }
+    code
 }

@@ -15,7 +15,7 @@ use glam::{Vec2, Vec3};
 use crate::geometry::{Aabb, Ray, Region, Shape, Vector};
 use crate::index::{Item, Neighbor};
 use crate::store::{NONE, Store};
-use crate::traverse::{Scratch, Tree, TreeNode};
+use crate::traverse::{Scratch, SubBounds, Tree, TreeNode};
 use crate::{
     Counters, Error, Filter, Handle, LayerMatrix, Object, ObjectDesc, RayHit, SpatialIndex,
     TreeStats, ValidationError,
@@ -154,6 +154,8 @@ pub struct Orthtree<V: Vector, T> {
     counters: Counters,
     /// Buffers of the shared queries.
     scratch: Scratch,
+    /// The boxes around the subtrees' objects, for the queries.
+    sub: SubBounds<V>,
     // Scratch buffers, kept to avoid allocating per operation.
     work: Vec<(u32, u32)>,
     stack: Vec<(u32, u32)>,
@@ -212,6 +214,7 @@ impl<V: Vector, T> Orthtree<V, T> {
             matrix: LayerMatrix::ALL,
             counters: Counters::default(),
             scratch: Scratch::default(),
+            sub: SubBounds::default(),
             work: Vec::new(),
             stack: Vec::new(),
             ancestors: Vec::new(),
@@ -292,6 +295,7 @@ impl<V: Vector, T> Orthtree<V, T> {
 
 impl<V: Vector, T> SpatialIndex<V, T> for Orthtree<V, T> {
     fn insert(&mut self, desc: ObjectDesc<V, T>) -> Result<Handle, Error> {
+        self.sub.mark_stale();
         let obj = Object::from_desc(desc)?;
         self.admit(&obj.aabb)?;
         let h = self.store.insert(obj)?;
@@ -300,12 +304,14 @@ impl<V: Vector, T> SpatialIndex<V, T> for Orthtree<V, T> {
     }
 
     fn insert_many(&mut self, descs: Vec<ObjectDesc<V, T>>) -> Result<Vec<Handle>, Error> {
+        self.sub.mark_stale();
         for d in &descs {
             d.shape.check()?;
             self.admit(&d.shape.aabb())?;
         }
         let mut out = Vec::with_capacity(descs.len());
         self.pending.reserve(descs.len());
+        self.store.reserve(descs.len());
         for d in descs {
             out.push(self.insert(d)?);
         }
@@ -313,10 +319,12 @@ impl<V: Vector, T> SpatialIndex<V, T> for Orthtree<V, T> {
     }
 
     fn update(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error> {
+        self.sub.mark_stale();
         self.update_shape(h, shape)
     }
 
     fn remove(&mut self, h: Handle) -> Result<T, Error> {
+        self.sub.mark_stale();
         let slot = self.store.resolve(h)?;
         self.detach(slot);
         Ok(self.store.remove(slot).value)
@@ -342,6 +350,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for Orthtree<V, T> {
     }
 
     fn clear(&mut self) {
+        self.sub.mark_stale();
         self.store.clear();
         self.nodes.clear();
         self.free_nodes.clear();
@@ -355,35 +364,42 @@ impl<V: Vector, T> SpatialIndex<V, T> for Orthtree<V, T> {
     }
 
     fn end_frame(&mut self) {
+        self.sub.mark_stale();
         self.age_idle_nodes();
     }
 
     fn query<R: Region<V>>(&mut self, region: &R, filter: Filter, out: &mut Vec<Handle>) {
         self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
         Tree {
             nodes: &self.nodes,
             root: self.root,
             store: &self.store,
+            sub: &self.sub,
         }
         .query(&mut self.scratch, &mut self.counters, region, filter, out);
     }
 
     fn ray_nearest(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter) -> Option<RayHit<V>> {
         self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
         Tree {
             nodes: &self.nodes,
             root: self.root,
             store: &self.store,
+            sub: &self.sub,
         }
         .ray_nearest(&mut self.scratch, &mut self.counters, ray, max_dist, filter)
     }
 
     fn ray_all(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter, out: &mut Vec<RayHit<V>>) {
         self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
         Tree {
             nodes: &self.nodes,
             root: self.root,
             store: &self.store,
+            sub: &self.sub,
         }
         .ray_all(
             &mut self.scratch,
@@ -397,12 +413,60 @@ impl<V: Vector, T> SpatialIndex<V, T> for Orthtree<V, T> {
 
     fn nearest_k(&mut self, point: V, k: usize, filter: Filter, out: &mut Vec<Neighbor>) {
         self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
         Tree {
             nodes: &self.nodes,
             root: self.root,
             store: &self.store,
+            sub: &self.sub,
         }
         .nearest(&mut self.scratch, &mut self.counters, point, k, filter, out);
+    }
+
+    fn ray_nearest_batch(
+        &mut self,
+        rays: &[(Ray<V>, f32)],
+        filter: Filter,
+        out: &mut Vec<Option<RayHit<V>>>,
+    ) where
+        T: Sync,
+    {
+        self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
+        Tree {
+            nodes: &self.nodes,
+            root: self.root,
+            store: &self.store,
+            sub: &self.sub,
+        }
+        .ray_nearest_batch(&mut self.scratch, &mut self.counters, rays, filter, out);
+    }
+
+    fn query_aabb_batch(
+        &mut self,
+        boxes: &[Aabb<V>],
+        filter: Filter,
+        handles: &mut Vec<Handle>,
+        offsets: &mut Vec<usize>,
+    ) where
+        T: Sync,
+    {
+        self.build_pending();
+        self.sub.refresh(&self.nodes, self.root);
+        Tree {
+            nodes: &self.nodes,
+            root: self.root,
+            store: &self.store,
+            sub: &self.sub,
+        }
+        .query_batch(
+            &mut self.scratch,
+            &mut self.counters,
+            boxes,
+            filter,
+            handles,
+            offsets,
+        );
     }
 
     fn set_layer_matrix(&mut self, matrix: LayerMatrix) {
@@ -443,10 +507,6 @@ impl<V: Vector, T> SpatialIndex<V, T> for Orthtree<V, T> {
 }
 
 impl<V: Vector> TreeNode<V> for Node<V> {
-    #[inline]
-    fn bounds(&self) -> &Aabb<V> {
-        &self.bounds
-    }
     #[inline]
     fn items(&self) -> &[Item<V>] {
         &self.items

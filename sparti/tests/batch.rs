@@ -1,0 +1,187 @@
+//! Batched queries give exactly what a loop of single queries gives, in the
+//! same order, with the same counters: on every structure, 2D and 3D, and
+//! (run with `--features rayon`) when the trees answer them on threads.
+//! Batches are larger than a thread task's chunk, so the threaded path runs.
+
+use glam::{Vec2, Vec3};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+use sparti::{
+    Aabb, BruteForce, Bsp, BspConfig, Filter, Handle, LooseConfig, LooseOrthtree, ObjectDesc,
+    Orthtree, OrthtreeConfig, Ray, RayHit, Shape, SpatialIndex, Vector,
+};
+
+const OBJECTS: usize = 3000;
+const QUERIES: usize = 2000;
+const SIDE: f32 = 100.0;
+
+fn vec_in<V: Vector>(r: &mut Pcg64, lo: f32, hi: f32) -> V {
+    let mut v = V::ZERO;
+    for i in 0..V::DIM {
+        v = v.with(i, r.random_range(lo..hi));
+    }
+    v
+}
+
+/// Fills a structure: spheres and boxes, some static, on random layers,
+/// some inserted one by one after a first bulk build, a few removed, a few
+/// moved (so the tree has been through updates, not just a build).
+fn fill<V: Vector, S: SpatialIndex<V, u32>>(s: &mut S, seed: u64) {
+    let mut r = Pcg64::seed_from_u64(seed);
+    let desc = |r: &mut Pcg64, i: u32| {
+        let c: V = vec_in(r, 0.0, SIDE);
+        let size = r.random_range(0.0..3.0f32);
+        let shape = if r.random_bool(0.5) {
+            Shape::sphere(c, size)
+        } else {
+            Shape::cuboid(c, vec_in(r, 0.0, size + f32::EPSILON))
+        };
+        ObjectDesc::new(shape, i)
+            .with_layer(1 << r.random_range(0..4))
+            .with_static(r.random_bool(0.3))
+    };
+    let first: Vec<_> = (0..OBJECTS as u32 / 2).map(|i| desc(&mut r, i)).collect();
+    let mut handles = s.insert_many(first).unwrap();
+    s.flush();
+    for i in OBJECTS as u32 / 2..OBJECTS as u32 {
+        handles.push(s.insert(desc(&mut r, i)).unwrap());
+    }
+    for h in handles.iter().step_by(17) {
+        s.remove(*h).unwrap();
+    }
+    for h in handles.iter().skip(5).step_by(13) {
+        if s.get(*h).is_ok() {
+            let c: V = vec_in(&mut r, 0.0, SIDE);
+            s.update(*h, Shape::sphere(c, 1.0)).unwrap();
+        }
+    }
+    s.validate().unwrap();
+}
+
+fn check<V: Vector, S: SpatialIndex<V, u32>>(mut s: S, seed: u64) {
+    fill(&mut s, seed);
+    let mut r = Pcg64::seed_from_u64(seed ^ 0xBA7C);
+    let rays: Vec<(Ray<V>, f32)> = (0..QUERIES)
+        .map(|i| {
+            let o: V = vec_in(&mut r, -10.0, SIDE + 10.0);
+            let d = loop {
+                let d: V = vec_in(&mut r, -1.0, 1.0);
+                if d.length() > 0.05 {
+                    break d;
+                }
+            };
+            // Every kind of limit, NaN and negative included.
+            let max = match i % 50 {
+                0 => f32::NAN,
+                1 => -1.0,
+                2 => f32::INFINITY,
+                3 => 0.0,
+                _ => r.random_range(0.0..SIDE * 1.5),
+            };
+            (Ray::new(o, d).unwrap(), max)
+        })
+        .collect();
+    let boxes: Vec<Aabb<V>> = (0..QUERIES)
+        .map(|_| {
+            let a: V = vec_in(&mut r, -10.0, SIDE + 10.0);
+            let size: V = vec_in(&mut r, 0.0, 20.0);
+            Aabb::new(a, a + size).unwrap()
+        })
+        .collect();
+    for filter in [Filter::ALL, Filter::layers(0b0101)] {
+        // Rays: the loop, then the batch, with counters.
+        s.reset_counters();
+        let single: Vec<Option<RayHit<V>>> = rays
+            .iter()
+            .map(|(ray, max)| s.ray_nearest(ray, *max, filter))
+            .collect();
+        let c_single = s.counters();
+        s.reset_counters();
+        let mut batch = vec![None; 3]; // not empty: the batch clears it
+        s.ray_nearest_batch(&rays, filter, &mut batch);
+        assert_eq!(batch, single, "ray batch differs from the loop");
+        assert_eq!(s.counters(), c_single, "ray batch counters");
+        assert!(single.iter().flatten().count() > QUERIES / 10, "few hits");
+        // Boxes.
+        s.reset_counters();
+        let mut one = Vec::new();
+        let mut single: Vec<Vec<Handle>> = Vec::new();
+        for b in &boxes {
+            s.query_aabb(b, filter, &mut one);
+            single.push(one.clone());
+        }
+        let c_single = s.counters();
+        s.reset_counters();
+        let (mut handles, mut offsets) = (vec![some_handle()], vec![7]);
+        s.query_aabb_batch(&boxes, filter, &mut handles, &mut offsets);
+        assert_eq!(offsets.len(), boxes.len() + 1);
+        assert_eq!(offsets[0], 0);
+        let batch: Vec<Vec<Handle>> = offsets
+            .windows(2)
+            .map(|w| handles[w[0]..w[1]].to_vec())
+            .collect();
+        assert_eq!(batch, single, "box batch differs from the loop");
+        assert_eq!(s.counters(), c_single, "box batch counters");
+        assert!(handles.len() > QUERIES, "few results");
+    }
+    // Empty batches.
+    let (mut hits, mut handles, mut offsets) = (vec![None], vec![], vec![3]);
+    s.ray_nearest_batch(&[], Filter::ALL, &mut hits);
+    s.query_aabb_batch(&[], Filter::ALL, &mut handles, &mut offsets);
+    assert!(hits.is_empty() && handles.is_empty());
+    assert_eq!(offsets, vec![0]);
+}
+
+/// A handle to pre-fill output vectors with (the batch must clear them).
+fn some_handle() -> Handle {
+    let mut s = BruteForce::<Vec2, ()>::new();
+    s.insert(ObjectDesc::new(Shape::sphere(Vec2::ZERO, 1.0), ()))
+        .unwrap()
+}
+
+#[test]
+fn octree_batches_match_single_queries() {
+    check::<Vec3, _>(Orthtree::<Vec3, u32>::new(), 1);
+    let preset = OrthtreeConfig {
+        world: Some(Aabb::new(Vec3::ZERO, Vec3::splat(SIDE)).unwrap()),
+        min_node_size: 0.5,
+        ..Default::default()
+    };
+    check::<Vec3, _>(Orthtree::<Vec3, u32>::with_config(preset).unwrap(), 2);
+}
+
+#[test]
+fn quadtree_batches_match_single_queries() {
+    check::<Vec2, _>(Orthtree::<Vec2, u32>::new(), 3);
+}
+
+#[test]
+fn loose_trees_batches_match_single_queries() {
+    check::<Vec3, _>(LooseOrthtree::<Vec3, u32>::new(), 4);
+    check::<Vec2, _>(LooseOrthtree::<Vec2, u32>::new(), 5);
+    let capacity = LooseConfig {
+        leaf_capacity: 8,
+        ..Default::default()
+    };
+    check::<Vec3, _>(
+        LooseOrthtree::<Vec3, u32>::with_config(capacity).unwrap(),
+        6,
+    );
+}
+
+#[test]
+fn bsp_batches_match_single_queries() {
+    check::<Vec3, _>(Bsp::<Vec3, u32>::new(), 7);
+    check::<Vec2, _>(Bsp::<Vec2, u32>::new(), 8);
+    let deep = BspConfig {
+        leaf_capacity: 0,
+        ..Default::default()
+    };
+    check::<Vec3, _>(Bsp::<Vec3, u32>::with_config(deep).unwrap(), 9);
+}
+
+#[test]
+fn brute_force_batches_match_single_queries() {
+    check::<Vec3, _>(BruteForce::<Vec3, u32>::new(), 10);
+    check::<Vec2, _>(BruteForce::<Vec2, u32>::new(), 11);
+}

@@ -1,0 +1,116 @@
+//! The bulk build of a fresh tree (one partition pass over the queued
+//! objects) makes the same tree as filing the objects one by one: the same
+//! nodes, at the same depths, holding as many objects each.
+
+use glam::{Vec2, Vec3};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+use sparti::{Aabb, ObjectDesc, Orthtree, OrthtreeConfig, Shape, SpatialIndex, Vector};
+
+fn shapes<V: Vector>(seed: u64, n: usize, side: f32) -> Vec<Shape<V>> {
+    let mut r = Pcg64::seed_from_u64(seed);
+    (0..n)
+        .map(|i| {
+            let mut c = V::ZERO;
+            for k in 0..V::DIM {
+                c = c.with(k, r.random_range(0.0..side));
+            }
+            // Some on the split planes of the first levels, some at one point.
+            if i % 7 == 0 {
+                c = c.with(0, side / 2.0);
+            }
+            if i % 11 == 0 {
+                c = V::splat(side / 4.0);
+            }
+            let s = r.random_range(0.0..3.0f32);
+            if i % 2 == 0 {
+                Shape::sphere(c, s)
+            } else {
+                Shape::cuboid(c, V::splat(s * 0.5))
+            }
+        })
+        .collect()
+}
+
+/// Every node as (depth, bounds, object count), sorted.
+fn layout<V: Vector, S: SpatialIndex<V, u32>>(s: &S) -> Vec<(usize, Vec<u32>, usize)> {
+    let mut v = Vec::new();
+    s.for_each_node(|b: &Aabb<V>, depth, count| {
+        let bits = (0..V::DIM)
+            .flat_map(|i| [b.min.get(i).to_bits(), b.max.get(i).to_bits()])
+            .collect();
+        v.push((depth, bits, count));
+    });
+    v.sort();
+    v
+}
+
+fn compare<V: Vector>(config: OrthtreeConfig<V>, seed: u64) {
+    let shapes = shapes::<V>(seed, 2000, 64.0);
+    let mut bulk = Orthtree::<V, u32>::with_config(config).unwrap();
+    let descs = shapes
+        .iter()
+        .enumerate()
+        .map(|(i, s)| ObjectDesc::new(*s, i as u32))
+        .collect();
+    bulk.insert_many(descs).unwrap();
+    bulk.flush();
+    bulk.validate().unwrap();
+    let mut one = Orthtree::<V, u32>::with_config(config).unwrap();
+    // A first object builds the root alone; then one at a time.
+    for (i, s) in shapes.iter().enumerate() {
+        one.insert(ObjectDesc::new(*s, i as u32)).unwrap();
+        if i == 0 || i > 1 {
+            one.flush();
+        }
+    }
+    one.validate().unwrap();
+    // With every object inside the preset world, neither build grows the
+    // root, and both start from the same one.
+    if config.world.is_some() {
+        assert_eq!(
+            layout(&bulk),
+            layout(&one),
+            "bulk and one-by-one trees differ"
+        );
+    } else {
+        // Without a preset world the root is made around the first build's
+        // objects: compare with a one-by-one build that starts from the
+        // same root (the bulk tree's).
+        let root = bulk.root_bounds().unwrap();
+        let preset = OrthtreeConfig {
+            world: Some(root),
+            ..config
+        };
+        compare(preset, seed);
+    }
+}
+
+#[test]
+fn octree_bulk_build_is_one_by_one_build() {
+    let world = Aabb::new(Vec3::splat(-4.0), Vec3::splat(68.0)).unwrap();
+    for (seed, min) in [(1, 1.0), (2, 0.25), (3, 8.0)] {
+        compare(
+            OrthtreeConfig {
+                world: Some(world),
+                min_node_size: min,
+                ..Default::default()
+            },
+            seed,
+        );
+    }
+    compare(OrthtreeConfig::<Vec3>::default(), 4);
+}
+
+#[test]
+fn quadtree_bulk_build_is_one_by_one_build() {
+    let world = Aabb::new(Vec2::splat(-4.0), Vec2::splat(68.0)).unwrap();
+    compare(
+        OrthtreeConfig {
+            world: Some(world),
+            ..Default::default()
+        },
+        5,
+    );
+    compare(OrthtreeConfig::<Vec2>::default(), 6);
+}
