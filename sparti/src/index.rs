@@ -146,14 +146,18 @@ impl<V: Vector, T> Object<V, T> {
 
     /// True when these two objects form a pair: not both static, each
     /// one's layer in the other's mask, their layers colliding in the
-    /// matrix, and the exact shapes overlapping (touching included).
+    /// matrix, and the exact shapes overlapping (touching included). The
+    /// objects' `aabb` fields are taken as their shapes' boxes (as every
+    /// structure keeps them), not computed again.
     #[inline]
     pub fn pairs_with(&self, o: &Self, matrix: &LayerMatrix) -> bool {
         !(self.is_static && o.is_static)
             && self.layer & o.mask != 0
             && o.layer & self.mask != 0
             && matrix.collides(self.layer, o.layer)
-            && self.shape.intersects(&o.shape)
+            && self
+                .shape
+                .intersects_with_boxes(&self.aabb, &o.shape, &o.aabb)
     }
 }
 

@@ -107,6 +107,25 @@ impl<V: Vector> Shape<V> {
         }
     }
 
+    /// [`intersects`](Self::intersects) for two shapes whose bounding boxes
+    /// are known (`ba` is this shape's, `bb` the other's, as
+    /// [`aabb`](Self::aabb) gives them): the same answer, without computing
+    /// the boxes again. The pair searches call it with the boxes they keep.
+    #[inline]
+    pub(crate) fn intersects_with_boxes(&self, ba: &Aabb<V>, o: &Shape<V>, bb: &Aabb<V>) -> bool {
+        let exact = match (self, o) {
+            (Shape::Sphere(a), Shape::Sphere(b)) => {
+                let r = a.radius + b.radius;
+                a.center.distance_squared(b.center) <= r * r
+            }
+            (Shape::Sphere(s), Shape::Box(b)) | (Shape::Box(b), Shape::Sphere(s)) => {
+                b.distance_squared_to_point(s.center) <= s.radius * s.radius
+            }
+            (Shape::Box(_), Shape::Box(_)) => true,
+        };
+        exact && ba.intersects(bb)
+    }
+
     /// True when the shape overlaps or touches the box.
     #[inline]
     pub fn intersects_aabb(&self, b: &Aabb<V>) -> bool {
