@@ -236,6 +236,10 @@ fn pairs2d(plan: &Plan, rep: &mut Report) {
     dynamic("pairs2d", plan, rep, &impls);
 }
 
+/// The first implementation's results at one N: name, pair count per timed
+/// frame, the last frame's sorted pairs.
+type Reference = (&'static str, Vec<usize>, Vec<(u32, u32)>);
+
 /// Per-object cost above which an implementation is not run at 1,000,000
 /// objects (its run would take minutes).
 const SKIP_AT_1M_NS: f64 = 1_500.0;
@@ -253,7 +257,7 @@ fn dynamic<V: Dim>(workload: &str, plan: &Plan, rep: &mut Report, impls: &[DynIm
         };
         let warm_up = if big { 3 } else { plan.warm_up };
         // (name, per-frame pair counts, last frame's sorted pairs)
-        let mut reference: Option<(&str, Vec<usize>, Vec<(u32, u32)>)> = None;
+        let mut reference: Option<Reference> = None;
         for &(name, is_sparti, make) in impls {
             if name == "BruteForce" && n > BRUTE_MAX {
                 continue;

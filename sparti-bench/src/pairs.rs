@@ -168,6 +168,7 @@ type FxSet = HashSet<u64, BuildHasherDefault<Fx>>;
 /// colliders have no rigid body (they count as fixed), so they are built
 /// with `ActiveCollisionTypes::all()`, without which the broad phase drops
 /// fixed-fixed pairs.
+#[derive(Default)]
 pub struct RapierDyn {
     colliders: rapier3d::prelude::ColliderSet,
     bodies: rapier3d::prelude::RigidBodySet,
@@ -178,21 +179,6 @@ pub struct RapierDyn {
     id_of: Vec<u32>,
     events: Vec<rapier3d::prelude::BroadPhasePairEvent>,
     candidates: FxSet,
-}
-
-impl Default for RapierDyn {
-    fn default() -> Self {
-        Self {
-            colliders: Default::default(),
-            bodies: Default::default(),
-            bp: Default::default(),
-            params: Default::default(),
-            handles: Vec::new(),
-            id_of: Vec::new(),
-            events: Vec::new(),
-            candidates: FxSet::default(),
-        }
-    }
 }
 
 #[inline]

@@ -215,10 +215,10 @@ impl Static3 for RstarStatic {
             .locate_with_selection_function(RaySel { ray, max })
         {
             let limit = best.map_or(max, |b| b.1);
-            if let Some(h) = ray.cast_sphere(&self.spheres[it.data as usize], limit) {
-                if best.is_none_or(|b| h.distance < b.1 || (h.distance == b.1 && it.data < b.0)) {
-                    best = Some((it.data, h.distance));
-                }
+            if let Some(h) = ray.cast_sphere(&self.spheres[it.data as usize], limit)
+                && best.is_none_or(|b| h.distance < b.1 || (h.distance == b.1 && it.data < b.0))
+            {
+                best = Some((it.data, h.distance));
             }
         }
         best
@@ -300,10 +300,10 @@ impl Static3 for BvhStatic {
                 None => continue,
                 _ => {}
             }
-            if let Some(h) = ray.cast_sphere(&self.spheres[s.id as usize], limit) {
-                if best.is_none_or(|b| h.distance < b.1 || (h.distance == b.1 && s.id < b.0)) {
-                    best = Some((s.id, h.distance));
-                }
+            if let Some(h) = ray.cast_sphere(&self.spheres[s.id as usize], limit)
+                && best.is_none_or(|b| h.distance < b.1 || (h.distance == b.1 && s.id < b.0))
+            {
+                best = Some((s.id, h.distance));
             }
         }
         best
