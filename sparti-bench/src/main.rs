@@ -242,7 +242,7 @@ type Reference = (&'static str, Vec<usize>, Vec<(u32, u32)>);
 
 /// Per-object cost above which an implementation is not run at 1,000,000
 /// objects (its run would take minutes).
-const SKIP_AT_1M_NS: f64 = 1_500.0;
+const SKIP_AT_1M_NS: f64 = 4_000.0;
 /// Largest N for the brute force.
 const BRUTE_MAX: usize = 10_000;
 
