@@ -20,8 +20,11 @@ pub struct Row {
     pub higher_is_better: bool,
     /// Every timed sample (frames, repetitions).
     pub samples: Vec<f64>,
-    /// What was checked equal (pair count, hits, ...), for the record.
+    /// What was checked equal (pair count, hits, ...), for the record;
+    /// empty when nothing is checked (memory).
     pub check: String,
+    /// Further figures shown in a table of their own (memory).
+    pub extra: Vec<(&'static str, f64)>,
 }
 
 impl Row {
@@ -252,29 +255,67 @@ impl Report {
                 .iter()
                 .filter_map(|&n| {
                     rows.iter()
-                        .find(|r| r.n == n)
+                        .find(|r| r.n == n && !r.check.is_empty())
                         .map(|r| format!("N = {}: {}", fmt(n as f64), r.check))
                 })
                 .collect();
-            let _ = writeln!(
+            let _ = write!(
                 s,
-                "\n\"sparti vs best peer\": how many times better sparti's best structure is than the best peer ({}; below 1: the peer is better). The brute force is the oracle, never \"best\". Checked equal: {}.\n",
+                "\n\"sparti vs best peer\": how many times better sparti's best structure is than the best peer ({}; below 1: the peer is better). The brute force is the oracle, never \"best\".",
                 if higher {
                     "its rate over the peer's"
                 } else {
                     "the peer's figure over sparti's"
                 },
-                checks.join("; ")
             );
+            if !checks.is_empty() {
+                let _ = write!(s, " Checked equal: {}.", checks.join("; "));
+            }
+            s.push_str("\n\n");
+            let extra: Vec<&str> = rows
+                .iter()
+                .flat_map(|r| r.extra.iter().map(|(k, _)| *k))
+                .fold(Vec::new(), |mut v, k| {
+                    if !v.contains(&k) {
+                        v.push(k);
+                    }
+                    v
+                });
+            if !extra.is_empty() {
+                let _ = write!(s, "| structure | N | {} |", rows[0].unit);
+                for k in &extra {
+                    let _ = write!(s, " {k} |");
+                }
+                let _ = write!(s, "\n|---|---:|---:|");
+                for _ in &extra {
+                    s.push_str("---:|");
+                }
+                s.push('\n');
+                for r in &rows {
+                    let _ = write!(
+                        s,
+                        "| {} | {} | {} |",
+                        r.name,
+                        fmt(r.n as f64),
+                        fmt(r.median())
+                    );
+                    for k in &extra {
+                        match r.extra.iter().find(|(x, _)| x == k) {
+                            Some((_, v)) => {
+                                let _ = write!(s, " {} |", fmt(*v));
+                            }
+                            None => s.push_str(" - |"),
+                        }
+                    }
+                    s.push('\n');
+                }
+                s.push('\n');
+            }
             if w == "memory" {
                 let _ = writeln!(
                     s,
-                    "Bytes held by each structure after the build, per object, everything it keeps (a copy of the objects included); \"above own data\" subtracts {} bytes an object (a sphere, 16 bytes, and a 4-byte id): {}.\n",
+                    "Bytes each structure holds after the build, per object: everything it allocated and keeps, its copy of the objects included (the peers' wrappers' copy of the caller's spheres, 16 bytes an object, left out). \"above own data\" subtracts {} bytes an object (a sphere, 16 bytes, and a 4-byte id); \"peak\" is the most allocated at once during the build, the input handed to the library included.\n",
                     crate::OWN_BYTES,
-                    rows.iter()
-                        .map(|r| format!("{} {}", r.name, r.check))
-                        .collect::<Vec<_>>()
-                        .join("; ")
                 );
             }
         }
