@@ -251,6 +251,27 @@ impl Report {
                     ratio
                 );
             }
+            if w.starts_with("pairs") && ns.len() > 1 {
+                // Cost per object at the largest N over the smallest: the
+                // issue asks for growth no faster than log N (log(1M) /
+                // log(1k) = 2).
+                let (lo, hi) = (ns[0], ns[ns.len() - 1]);
+                let _ = write!(s, "| growth {} to {} |", fmt(lo as f64), fmt(hi as f64));
+                for (name, _) in &names {
+                    let at = |n: usize| rows.iter().find(|r| r.n == n && r.name == *name);
+                    match (at(lo), at(hi)) {
+                        (Some(a), Some(b)) => {
+                            let _ = write!(s, " {:.2}x |", b.median() / a.median());
+                        }
+                        _ => s.push_str(" - |"),
+                    }
+                }
+                let _ = writeln!(
+                    s,
+                    " | | (log N grows {:.2}x) |",
+                    (hi as f64).ln() / (lo as f64).ln()
+                );
+            }
             let checks: Vec<String> = ns
                 .iter()
                 .filter_map(|&n| {
