@@ -409,10 +409,11 @@ impl Report {
         }
         let mut series: Vec<Series> = Vec::new();
         for r in &rows {
+            // Peers by crate name only, so the legend fits.
             let label = if r.sparti {
                 r.name.clone()
             } else {
-                format!("{} (peer)", r.name)
+                format!("{} (peer)", r.name.split(' ').next().unwrap_or(&r.name))
             };
             match series.iter_mut().find(|s| s.name == label) {
                 Some(s) => s.points.push((r.n as f64, r.median())),
