@@ -1,0 +1,326 @@
+//! Queries on static spheres (ray nearest hit, box query, frustum culling),
+//! one type per way of driving a structure. The exact tests are sparti's own
+//! (`Ray::cast_sphere`, `Aabb::intersects_sphere`,
+//! `Frustum::intersects_sphere`), the same for every implementation.
+
+use sparti::glam::Vec3;
+use sparti::{Aabb, Filter, Frustum, ObjectDesc, Ray, Shape, SpatialIndex, Sphere};
+
+use crate::pairs::{BShape, bvh_shape, na_point};
+use crate::scene::frustum_hits_box;
+
+/// A nearest hit: object id and distance.
+pub type Hit = Option<(u32, f32)>;
+
+pub trait Static3 {
+    /// Builds the structure (untimed for the queries).
+    fn build(&mut self, spheres: &[Sphere<Vec3>]);
+    fn ray(&mut self, ray: &Ray<Vec3>, max: f32) -> Hit;
+    fn boxq(&mut self, b: &Aabb<Vec3>) -> usize;
+    fn frustum(&mut self, f: &Frustum<Vec3>) -> usize;
+}
+
+// ---------------------------------------------------------------- sparti
+
+/// A sparti structure: `insert_many` + `flush`, then `ray_nearest`,
+/// `query_aabb`, `query_frustum` into a reused `Vec`.
+pub struct SpartiStatic<S> {
+    make: Box<dyn Fn() -> S>,
+    index: Option<S>,
+    out: Vec<sparti::Handle>,
+}
+
+impl<S: SpatialIndex<Vec3, u32>> SpartiStatic<S> {
+    pub fn new(make: Box<dyn Fn() -> S>) -> Self {
+        Self {
+            make,
+            index: None,
+            out: Vec::new(),
+        }
+    }
+}
+
+/// The objects as sparti descriptions, ids = indices.
+pub fn descs(spheres: &[Sphere<Vec3>]) -> Vec<ObjectDesc<Vec3, u32>> {
+    spheres
+        .iter()
+        .enumerate()
+        .map(|(i, s)| ObjectDesc::new(Shape::Sphere(*s), i as u32))
+        .collect()
+}
+
+impl<S: SpatialIndex<Vec3, u32>> Static3 for SpartiStatic<S> {
+    fn build(&mut self, spheres: &[Sphere<Vec3>]) {
+        let mut index = (self.make)();
+        index.insert_many(descs(spheres)).expect("valid spheres");
+        index.flush();
+        self.index = Some(index);
+    }
+    fn ray(&mut self, ray: &Ray<Vec3>, max: f32) -> Hit {
+        let index = self.index.as_mut().expect("built");
+        let h = index.ray_nearest(ray, max, Filter::ALL)?;
+        Some((index.get(h.handle).expect("live").value, h.distance))
+    }
+    fn boxq(&mut self, b: &Aabb<Vec3>) -> usize {
+        let index = self.index.as_mut().expect("built");
+        index.query_aabb(b, Filter::ALL, &mut self.out);
+        self.out.len()
+    }
+    fn frustum(&mut self, f: &Frustum<Vec3>) -> usize {
+        let index = self.index.as_mut().expect("built");
+        index.query_frustum(f, Filter::ALL, &mut self.out);
+        self.out.len()
+    }
+}
+
+// ---------------------------------------------------------------- parry3d
+
+#[inline]
+fn pv(v: Vec3) -> parry3d::math::Vector {
+    parry3d::math::Vector::new(v.x, v.y, v.z)
+}
+
+#[inline]
+fn gv(v: parry3d::math::Vector) -> Vec3 {
+    Vec3::new(v.x, v.y, v.z)
+}
+
+pub fn parry_leaves(spheres: &[Sphere<Vec3>]) -> Vec<parry3d::bounding_volume::Aabb> {
+    spheres
+        .iter()
+        .map(|s| {
+            let b = s.aabb();
+            parry3d::bounding_volume::Aabb::new(pv(b.min), pv(b.max))
+        })
+        .collect()
+}
+
+/// parry3d's `Bvh` (`from_leaves`, binned SAH): `cast_ray` with the exact
+/// ray-sphere test as the leaf cost, `intersect_aabb` then the exact test,
+/// `leaves` with sparti's frustum-box test on the nodes then the exact test.
+/// The query is converted to parry's glam (0.33, through glamx) per query;
+/// nodes' corners are converted back for the frustum test, per node.
+#[derive(Default)]
+pub struct ParryStatic {
+    bvh: parry3d::partitioning::Bvh,
+    spheres: Vec<Sphere<Vec3>>,
+}
+
+impl Static3 for ParryStatic {
+    fn build(&mut self, spheres: &[Sphere<Vec3>]) {
+        self.spheres = spheres.to_vec();
+        self.bvh = parry3d::partitioning::Bvh::from_leaves(
+            parry3d::partitioning::BvhBuildStrategy::Binned,
+            &parry_leaves(spheres),
+        );
+    }
+    fn ray(&mut self, ray: &Ray<Vec3>, max: f32) -> Hit {
+        let pray = parry3d::query::Ray::new(pv(ray.origin), pv(ray.dir));
+        let spheres = &self.spheres;
+        self.bvh.cast_ray(&pray, max, |leaf, best| {
+            ray.cast_sphere(&spheres[leaf as usize], best)
+                .map(|h| h.distance)
+        })
+    }
+    fn boxq(&mut self, b: &Aabb<Vec3>) -> usize {
+        let q = parry3d::bounding_volume::Aabb::new(pv(b.min), pv(b.max));
+        self.bvh
+            .intersect_aabb(&q)
+            .filter(|&i| b.intersects_sphere(&self.spheres[i as usize]))
+            .count()
+    }
+    fn frustum(&mut self, f: &Frustum<Vec3>) -> usize {
+        self.bvh
+            .leaves(|n: &parry3d::partitioning::BvhNode| {
+                frustum_hits_box(f, gv(n.mins()), gv(n.maxs()))
+            })
+            .filter(|&i| f.intersects_sphere(&self.spheres[i as usize]))
+            .count()
+    }
+}
+
+// ---------------------------------------------------------------- rstar
+
+type Item = rstar::primitives::GeomWithData<rstar::primitives::Rectangle<[f32; 3]>, u32>;
+
+pub fn rstar_items(spheres: &[Sphere<Vec3>]) -> Vec<Item> {
+    spheres
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let b = s.aabb();
+            rstar::primitives::GeomWithData::new(
+                rstar::primitives::Rectangle::from_corners(b.min.to_array(), b.max.to_array()),
+                i as u32,
+            )
+        })
+        .collect()
+}
+
+#[inline]
+fn env_box(e: &rstar::AABB<[f32; 3]>) -> Aabb<Vec3> {
+    Aabb {
+        min: Vec3::from_array(e.lower()),
+        max: Vec3::from_array(e.upper()),
+    }
+}
+
+/// Selects the nodes and leaves a ray segment crosses.
+struct RaySel<'a> {
+    ray: &'a Ray<Vec3>,
+    max: f32,
+}
+
+impl rstar::SelectionFunction<Item> for RaySel<'_> {
+    fn should_unpack_parent(&self, e: &rstar::AABB<[f32; 3]>) -> bool {
+        self.ray.clip_aabb(&env_box(e), self.max).is_some()
+    }
+    fn should_unpack_leaf(&self, leaf: &Item) -> bool {
+        use rstar::RTreeObject;
+        self.ray
+            .clip_aabb(&env_box(&leaf.envelope()), self.max)
+            .is_some()
+    }
+}
+
+/// Selects the nodes and leaves a frustum does not exclude.
+struct FrustumSel<'a>(&'a Frustum<Vec3>);
+
+impl rstar::SelectionFunction<Item> for FrustumSel<'_> {
+    fn should_unpack_parent(&self, e: &rstar::AABB<[f32; 3]>) -> bool {
+        self.0.intersects_aabb(&env_box(e))
+    }
+}
+
+/// rstar (`bulk_load`): it has no ray query, so the ray is a
+/// `SelectionFunction` (nodes whose box the segment crosses, sparti's
+/// `Ray::clip_aabb`) and the nearest exact hit among the leaves found (no
+/// early exit); `locate_in_envelope_intersecting` then the exact test for
+/// boxes; a frustum `SelectionFunction` then the exact test.
+#[derive(Default)]
+pub struct RstarStatic {
+    tree: rstar::RTree<Item>,
+    spheres: Vec<Sphere<Vec3>>,
+}
+
+impl Static3 for RstarStatic {
+    fn build(&mut self, spheres: &[Sphere<Vec3>]) {
+        self.spheres = spheres.to_vec();
+        self.tree = rstar::RTree::bulk_load(rstar_items(spheres));
+    }
+    fn ray(&mut self, ray: &Ray<Vec3>, max: f32) -> Hit {
+        let mut best: Hit = None;
+        for it in self
+            .tree
+            .locate_with_selection_function(RaySel { ray, max })
+        {
+            let limit = best.map_or(max, |b| b.1);
+            if let Some(h) = ray.cast_sphere(&self.spheres[it.data as usize], limit)
+                && best.is_none_or(|b| h.distance < b.1 || (h.distance == b.1 && it.data < b.0))
+            {
+                best = Some((it.data, h.distance));
+            }
+        }
+        best
+    }
+    fn boxq(&mut self, b: &Aabb<Vec3>) -> usize {
+        let env = rstar::AABB::from_corners(b.min.to_array(), b.max.to_array());
+        self.tree
+            .locate_in_envelope_intersecting(env)
+            .filter(|it| b.intersects_sphere(&self.spheres[it.data as usize]))
+            .count()
+    }
+    fn frustum(&mut self, f: &Frustum<Vec3>) -> usize {
+        self.tree
+            .locate_with_selection_function(FrustumSel(f))
+            .filter(|it| f.intersects_sphere(&self.spheres[it.data as usize]))
+            .count()
+    }
+}
+
+// ---------------------------------------------------------------- bvh
+
+struct BvhFrustum<'a>(&'a Frustum<Vec3>);
+
+impl bvh::aabb::IntersectsAabb<f32, 3> for BvhFrustum<'_> {
+    fn intersects_aabb(&self, b: &bvh::aabb::Aabb<f32, 3>) -> bool {
+        frustum_hits_box(
+            self.0,
+            Vec3::new(b.min.x, b.min.y, b.min.z),
+            Vec3::new(b.max.x, b.max.y, b.max.z),
+        )
+    }
+}
+
+pub fn bvh_shapes(spheres: &[Sphere<Vec3>]) -> Vec<BShape> {
+    spheres
+        .iter()
+        .enumerate()
+        .map(|(i, s)| bvh_shape(s.center, s.radius, i as u32))
+        .collect()
+}
+
+/// The `bvh` crate (`Bvh::build`, single thread): `nearest_traverse_iterator`
+/// (leaves in order of the distance at which the ray enters their box),
+/// stopping once a box is entered beyond the best hit; `traverse` (the
+/// allocating, recursive one) with the query box or the frustum, then the
+/// exact test.
+#[derive(Default)]
+pub struct BvhStatic {
+    tree: Option<bvh::bvh::Bvh<f32, 3>>,
+    shapes: Vec<BShape>,
+    spheres: Vec<Sphere<Vec3>>,
+}
+
+impl Static3 for BvhStatic {
+    fn build(&mut self, spheres: &[Sphere<Vec3>]) {
+        self.spheres = spheres.to_vec();
+        self.shapes = bvh_shapes(spheres);
+        self.tree = Some(bvh::bvh::Bvh::build(&mut self.shapes));
+    }
+    fn ray(&mut self, ray: &Ray<Vec3>, max: f32) -> Hit {
+        let tree = self.tree.as_ref().expect("built");
+        let bray = bvh::ray::Ray::new(
+            na_point(ray.origin),
+            nalgebra::Vector3::new(ray.dir.x, ray.dir.y, ray.dir.z),
+        );
+        let mut best: Hit = None;
+        for s in tree.nearest_traverse_iterator(&bray, &self.shapes) {
+            let limit = best.map_or(max, |b| b.1);
+            let b = &s.aabb;
+            let entry = ray.clip_aabb(
+                &Aabb {
+                    min: Vec3::new(b.min.x, b.min.y, b.min.z),
+                    max: Vec3::new(b.max.x, b.max.y, b.max.z),
+                },
+                max,
+            );
+            match entry {
+                Some((t0, _)) if t0 > limit => break,
+                None => continue,
+                _ => {}
+            }
+            if let Some(h) = ray.cast_sphere(&self.spheres[s.id as usize], limit)
+                && best.is_none_or(|b| h.distance < b.1 || (h.distance == b.1 && s.id < b.0))
+            {
+                best = Some((s.id, h.distance));
+            }
+        }
+        best
+    }
+    fn boxq(&mut self, b: &Aabb<Vec3>) -> usize {
+        let tree = self.tree.as_ref().expect("built");
+        let q = bvh::aabb::Aabb::with_bounds(na_point(b.min), na_point(b.max));
+        tree.traverse(&q, &self.shapes)
+            .into_iter()
+            .filter(|s| b.intersects_sphere(&self.spheres[s.id as usize]))
+            .count()
+    }
+    fn frustum(&mut self, f: &Frustum<Vec3>) -> usize {
+        let tree = self.tree.as_ref().expect("built");
+        tree.traverse(&BvhFrustum(f), &self.shapes)
+            .into_iter()
+            .filter(|s| f.intersects_sphere(&self.spheres[s.id as usize]))
+            .count()
+    }
+}
