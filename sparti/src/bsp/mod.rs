@@ -447,6 +447,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for Bsp<V, T> {
             self.admit(&d.shape.aabb())?;
         }
         let mut out = Vec::with_capacity(descs.len());
+        self.store.reserve(descs.len());
         self.pending.reserve(descs.len());
         for d in descs {
             out.push(self.insert(d)?);

@@ -6,6 +6,7 @@ use crate::Error;
 use crate::geometry::{Aabb, Vector};
 use crate::index::Item;
 use crate::store::NONE;
+use crate::traverse::z_order;
 
 impl<V: Vector, T> Orthtree<V, T> {
     /// Checks that an object with these bounds may enter the tree.
@@ -443,29 +444,4 @@ impl<V: Vector, T> Orthtree<V, T> {
 fn split_pair<X>(bufs: &mut [Vec<X>; 2], b: usize) -> (&mut Vec<X>, &mut Vec<X>) {
     let [x, y] = bufs;
     if b == 0 { (x, y) } else { (y, x) }
-}
-
-/// The Z-order (Morton) code of a point of a box: its position on each
-/// axis quantised to `30 / DIM` bits, the bits interleaved.
-pub(crate) fn z_order<V: Vector>(b: &Aabb<V>, p: V) -> u32 {
-    let bits = 30 / V::DIM as u32;
-    let top = ((1u32 << bits) - 1) as f32;
-    let mut q = [0u32; 3];
-    for (i, q) in q.iter_mut().enumerate().take(V::DIM) {
-        let (lo, hi) = (b.min.get(i), b.max.get(i));
-        let t = if hi > lo {
-            (p.get(i) - lo) / (hi - lo)
-        } else {
-            0.0
-        };
-        // `as` saturates: NaN gives 0, out of range the ends.
-        *q = (t * top) as u32;
-    }
-    let mut code = 0u32;
-    for bit in (0..bits).rev() {
-        for q in q.iter().take(V::DIM) {
-            code = (code << 1) | ((q >> bit) & 1);
-        }
-    }
-    code
 }
