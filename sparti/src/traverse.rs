@@ -130,6 +130,13 @@ impl<V: Vector> SubBounds<V> {
         }
     }
 
+    /// Bytes held (the arrays' capacities).
+    pub fn memory_bytes(&self) -> usize {
+        (self.bounds.capacity() + self.chunks.capacity()) * core::mem::size_of::<crate::Aabb<V>>()
+            + self.order.capacity() * 4
+            + self.chunk_range.capacity() * 8
+    }
+
     /// The boxes of node `n`'s objects taken [`CHUNK`] at a time, in list
     /// order (empty for a node of at most [`CHUNKED`] objects).
     #[inline]

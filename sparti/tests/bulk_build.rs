@@ -6,7 +6,8 @@ use glam::{Vec2, Vec3};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use sparti::{
-    Aabb, Bsp, BspConfig, ObjectDesc, Orthtree, OrthtreeConfig, Shape, SpatialIndex, Vector,
+    Aabb, Bsp, BspConfig, LooseConfig, LooseOrthtree, ObjectDesc, Orthtree, OrthtreeConfig, Shape,
+    SpatialIndex, Vector,
 };
 
 fn shapes<V: Vector>(seed: u64, n: usize, side: f32) -> Vec<Shape<V>> {
@@ -127,5 +128,30 @@ fn bsp_bulk_build_is_one_by_one_build() {
             ..Default::default()
         },
         11,
+    );
+}
+
+#[test]
+fn loose_bulk_build_is_one_by_one_build() {
+    for (seed, capacity, looseness) in [(12, 0, 2.0), (13, 1, 2.0), (14, 8, 1.5), (15, 0, 3.0)] {
+        let config = LooseConfig {
+            world: Some(Aabb::new(Vec3::splat(-4.0), Vec3::splat(68.0)).unwrap()),
+            leaf_capacity: capacity,
+            looseness,
+            ..Default::default()
+        };
+        same_tree(
+            || LooseOrthtree::<Vec3, u32>::with_config(config).unwrap(),
+            seed,
+        );
+    }
+    let config = LooseConfig {
+        world: Some(Aabb::new(Vec2::splat(-4.0), Vec2::splat(68.0)).unwrap()),
+        leaf_capacity: 2,
+        ..Default::default()
+    };
+    same_tree(
+        || LooseOrthtree::<Vec2, u32>::with_config(config).unwrap(),
+        16,
     );
 }

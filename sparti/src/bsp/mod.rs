@@ -632,7 +632,9 @@ impl<V: Vector, T> SpatialIndex<V, T> for Bsp<V, T> {
     }
 
     fn stats(&self) -> TreeStats {
-        self.tree_stats()
+        let mut stats = self.tree_stats();
+        stats.memory_bytes += self.sub.memory_bytes();
+        stats
     }
 
     fn for_each_node<F: FnMut(&Aabb<V>, usize, usize)>(&self, f: F) {

@@ -532,6 +532,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
             self.admit(&d.shape.aabb())?;
         }
         let mut out = Vec::with_capacity(descs.len());
+        self.store.reserve(descs.len());
         self.pending.reserve(descs.len());
         for d in descs {
             out.push(self.insert(d)?);
@@ -717,7 +718,9 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
     }
 
     fn stats(&self) -> TreeStats {
-        self.tree_stats()
+        let mut stats = self.tree_stats();
+        stats.memory_bytes += self.sub.memory_bytes();
+        stats
     }
 
     /// The loose bounds of every node (where its objects lie); see
