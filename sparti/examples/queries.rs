@@ -12,8 +12,13 @@
 //!   `query_aabb` one by one, then `query_aabb_batch`;
 //! - `build`: `insert_many` + `flush` of 100,000 and 1,000,000 boxes (the
 //!   spheres' bounding boxes), best of 3;
-//! - `memory`: `stats().memory_bytes` per object, and above the objects'
-//!   own data (`size_of::<Object<Vec3, u32>>()` each).
+//! - `memory`: `stats().memory_bytes` per object after the queries, and
+//!   above the objects' own data (`size_of::<Object<Vec3, u32>>()` each).
+//!
+//! Each figure is given in wall time and, on Linux, in CPU time of the
+//! measuring thread (`/proc/thread-self/schedstat`): on a shared machine
+//! the second is what the work costs. For a batch, the CPU time of the
+//! whole process (every thread) is printed beside its wall time.
 //!
 //! ```text
 //! cargo run --release -p sparti --example queries                     # all
