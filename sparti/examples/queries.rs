@@ -66,6 +66,37 @@ fn process_cpu() -> Option<f64> {
     Some(ticks / 100.0)
 }
 
+/// CPU seconds of every thread of the process so far, by thread id
+/// (Linux: `/proc/self/task/*/schedstat`), to show how a batch was shared.
+fn threads_cpu() -> Vec<(u64, f64)> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    let mut v: Vec<(u64, f64)> = dir
+        .flatten()
+        .filter_map(|e| {
+            let tid = e.file_name().to_str()?.parse().ok()?;
+            let s = std::fs::read_to_string(e.path().join("schedstat")).ok()?;
+            let ns: f64 = s.split_whitespace().next()?.parse().ok()?;
+            Some((tid, ns * 1e-9))
+        })
+        .collect();
+    v.sort_by_key(|x| x.0);
+    v
+}
+
+/// The CPU seconds each thread spent between two [`threads_cpu`] readings
+/// (threads that spent less than 1 ms left out), as text.
+fn shares(before: &[(u64, f64)], after: &[(u64, f64)]) -> String {
+    after
+        .iter()
+        .map(|(t, c)| c - before.iter().find(|b| b.0 == *t).map_or(0.0, |b| b.1))
+        .filter(|d| *d > 1e-3)
+        .map(|d| format!("{d:.2}"))
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
 /// Runs `f` and returns its result, wall seconds, this thread's CPU
 /// seconds and the process's CPU seconds.
 fn timed<R>(f: impl FnOnce() -> R) -> (R, f64, f64, f64) {
@@ -305,7 +336,9 @@ fn main() {
         if part("rays") {
             let ((hits, sum), e, c, _) = timed(|| s.rays(&rays));
             let mut out = Vec::new();
+            let t0 = threads_cpu();
             let (_, eb, cb, pb) = timed(|| s.rays_batch(&rays, &mut out));
+            let split = shares(&t0, &threads_cpu());
             let bh = out.iter().flatten().count();
             let bs: f32 = out.iter().flatten().map(|h| h.distance).sum();
             assert_eq!((bh, bs), (hits, sum), "batch differs from the loop");
@@ -318,12 +351,15 @@ fn main() {
                 pb,
                 cb
             );
+            println!("{name:7} rays   batch CPU s by thread: {split}");
             println!("{name:7} rays   {}", s.work());
         }
         if part("boxes") {
             let (total, e, c, _) = timed(|| s.boxes(&boxes));
             let (mut h, mut o) = (Vec::new(), Vec::new());
+            let t0 = threads_cpu();
             let (_, eb, cb, pb) = timed(|| s.boxes_batch(&boxes, &mut h, &mut o));
+            let split = shares(&t0, &threads_cpu());
             assert_eq!(h.len(), total, "batch differs from the loop");
             let q = QUERIES as f64;
             println!(
@@ -334,6 +370,7 @@ fn main() {
                 pb,
                 cb
             );
+            println!("{name:7} boxes  batch CPU s by thread: {split}");
             println!("{name:7} boxes  {}", s.work());
         }
         if part("memory") {
