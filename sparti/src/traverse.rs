@@ -2,9 +2,11 @@
 //! traversals and one k-nearest search, written once over the
 //! [`TreeNode`] view of a node pool.
 //!
-//! A tree only says, for each node, the box that holds every object of its
-//! subtree (tight bounds for the octree and the BSP, loose bounds for the
-//! loose trees), the node's own objects and its children.
+//! A tree only says, for each node, its own objects and its children. The
+//! queries prune by [`SubBounds`]: the box around each subtree's objects,
+//! and around each run of [`CHUNK`] objects of a large node, recomputed
+//! from those lists in one pass before the first query after a change.
+//! The batched queries run on rayon's threads with the `rayon` feature.
 
 use crate::geometry::{Overlap, Ray, Region, Vector};
 use crate::index::{Item, Knn, Neighbor, closer, sort_hits};
