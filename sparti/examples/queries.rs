@@ -12,12 +12,17 @@
 //!   `query_aabb` one by one, then `query_aabb_batch`;
 //! - `build`: `insert_many` + `flush` of 100,000 and 1,000,000 boxes (the
 //!   spheres' bounding boxes), best of 3;
+//! - `refresh`: one ray query right after one object moved (the query
+//!   recomputes the subtree boxes: the cost a frame pays once if it moves
+//!   objects then queries), against a ray query alone;
 //! - `memory`: `stats().memory_bytes` per object after the queries, and
 //!   above the objects' own data (`size_of::<Object<Vec3, u32>>()` each).
 //!
 //! Each figure is given in wall time and, on Linux, in CPU time of the
 //! measuring thread (`/proc/thread-self/schedstat`): on a shared machine
-//! the second is what the work costs. For a batch, the CPU time of the
+//! the second is what the work costs (the kernel updates it at its ticks,
+//! so it is good to a few ms: fine for the 100k-query loops and the 1M
+//! build, rough for the 100k build). For a batch, the CPU time of the
 //! whole process (every thread) is printed beside its wall time.
 //!
 //! ```text
@@ -30,7 +35,7 @@
 //! (BSP leaf capacity).
 //!
 //! Arguments are words: a structure (`octree`, `loose`, `bsp`) and a part
-//! (`rays`, `boxes`, `build`, `memory`); none means all.
+//! (`rays`, `boxes`, `build`, `memory`, `refresh`); none means all.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -201,6 +206,10 @@ trait Bench {
     fn memory(&self) -> usize;
     fn shape(&self) -> String;
     fn work(&mut self) -> String;
+    /// Seconds (wall: too short for `schedstat`, which the kernel updates
+    /// at its ticks) of one ray query right after one object moved: the
+    /// query pays the recomputation of the subtree boxes.
+    fn ray_after_move(&mut self, ray: &(Ray<Vec3>, f32)) -> f64;
 }
 
 impl<S: SpatialIndex<Vec3, u32>> Bench for S {
@@ -246,6 +255,15 @@ impl<S: SpatialIndex<Vec3, u32>> Bench for S {
             "{} nodes, depth {}, largest node holds {biggest} objects",
             st.nodes, st.max_depth
         )
+    }
+    fn ray_after_move(&mut self, ray: &(Ray<Vec3>, f32)) -> f64 {
+        let (h, shape) = {
+            let (h, o) = self.objects().next().expect("a scene");
+            (h, o.shape)
+        };
+        self.update(h, shape).unwrap();
+        let (_, wall, _, _) = timed(|| black_box(self.ray_nearest(&ray.0, ray.1, Filter::ALL)));
+        wall
     }
     fn work(&mut self) -> String {
         let c = self.counters();
@@ -314,7 +332,7 @@ fn main() {
     let part = |w: &str| {
         let named: Vec<&String> = args
             .iter()
-            .filter(|a| ["rays", "boxes", "build", "memory"].contains(&a.as_str()))
+            .filter(|a| ["rays", "boxes", "build", "memory", "refresh"].contains(&a.as_str()))
             .collect();
         named.is_empty() || named.iter().any(|a| *a == w)
     };
@@ -372,6 +390,16 @@ fn main() {
             );
             println!("{name:7} boxes  batch CPU s by thread: {split}");
             println!("{name:7} boxes  {}", s.work());
+        }
+        if part("refresh") {
+            let mut t: Vec<f64> = (0..21).map(|i| s.ray_after_move(&rays[i])).collect();
+            t.sort_by(f64::total_cmp);
+            let (_, wall, _, _) = timed(|| s.rays(&rays[..1000]));
+            println!(
+                "{name:7} refresh one ray after one move: {:.2} ms wall (median of 21); a ray alone: {:.4} ms wall (mean of 1000)",
+                t[10] * 1e3,
+                wall
+            );
         }
         if part("memory") {
             let m = s.memory();

@@ -103,6 +103,8 @@ impl<V: Vector, T> Bsp<V, T> {
             });
         }
         let capacity = self.config.leaf_capacity as usize;
+        // Every node is new: the query boxes are recomputed in one pass.
+        self.sub.mark_stale();
         let mut bufs = [items.clone(), items];
         let mut place = vec![(NONE, 0u32); self.store.capacity()];
         let mut stack = vec![(root, 0usize, pending.len(), 0usize)];
@@ -325,10 +327,13 @@ impl<V: Vector, T> Bsp<V, T> {
         if let Some(n) = self.free_nodes.pop() {
             let items = core::mem::take(&mut self.nodes[n as usize].items);
             self.nodes[n as usize] = fresh(items);
+            self.sub.mark_node(n);
             n
         } else {
             self.nodes.push(fresh(Vec::new()));
-            (self.nodes.len() - 1) as u32
+            let n = (self.nodes.len() - 1) as u32;
+            self.sub.mark_node(n);
+            n
         }
     }
 
@@ -406,6 +411,7 @@ impl<V: Vector, T> Bsp<V, T> {
 
     /// Adds an object to node `n`'s list.
     fn file(&mut self, n: u32, slot: u32, aabb: Aabb<V>) {
+        self.sub.mark_node(n);
         let is_static = self.store.obj(slot).is_static;
         let node = &mut self.nodes[n as usize];
         let pos = node.items.len() as u32;
@@ -423,6 +429,7 @@ impl<V: Vector, T> Bsp<V, T> {
     /// Takes item `i` out of node `n`'s list (swap-remove) and fixes the
     /// position of the item moved into its place. The node may be left empty.
     pub(crate) fn unfile_at(&mut self, n: u32, i: usize) {
+        self.sub.mark_node(n);
         let node = &mut self.nodes[n as usize];
         node.items.swap_remove(i);
         if let Some(moved) = node.items.get(i) {
