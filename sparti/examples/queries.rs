@@ -12,8 +12,18 @@
 //!   `query_aabb` one by one, then `query_aabb_batch`;
 //! - `build`: `insert_many` + `flush` of 100,000 and 1,000,000 boxes (the
 //!   spheres' bounding boxes), best of 3;
-//! - `memory`: `stats().memory_bytes` per object, and above the objects'
-//!   own data (`size_of::<Object<Vec3, u32>>()` each).
+//! - `refresh`: one ray query right after one object moved (the query
+//!   recomputes the subtree boxes: the cost a frame pays once if it moves
+//!   objects then queries), against a ray query alone;
+//! - `memory`: `stats().memory_bytes` per object after the queries, and
+//!   above the objects' own data (`size_of::<Object<Vec3, u32>>()` each).
+//!
+//! Each figure is given in wall time and, on Linux, in CPU time of the
+//! measuring thread (`/proc/thread-self/schedstat`): on a shared machine
+//! the second is what the work costs (the kernel updates it at its ticks,
+//! so it is good to a few ms: fine for the 100k-query loops and the 1M
+//! build, rough for the 100k build). For a batch, the CPU time of the
+//! whole process (every thread) is printed beside its wall time.
 //!
 //! ```text
 //! cargo run --release -p sparti --example queries                     # all
@@ -25,7 +35,7 @@
 //! (BSP leaf capacity).
 //!
 //! Arguments are words: a structure (`octree`, `loose`, `bsp`) and a part
-//! (`rays`, `boxes`, `build`, `memory`); none means all.
+//! (`rays`, `boxes`, `build`, `memory`, `refresh`); none means all.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -59,6 +69,37 @@ fn process_cpu() -> Option<f64> {
     let f: Vec<&str> = rest.split_whitespace().collect();
     let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
     Some(ticks / 100.0)
+}
+
+/// CPU seconds of every thread of the process so far, by thread id
+/// (Linux: `/proc/self/task/*/schedstat`), to show how a batch was shared.
+fn threads_cpu() -> Vec<(u64, f64)> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    let mut v: Vec<(u64, f64)> = dir
+        .flatten()
+        .filter_map(|e| {
+            let tid = e.file_name().to_str()?.parse().ok()?;
+            let s = std::fs::read_to_string(e.path().join("schedstat")).ok()?;
+            let ns: f64 = s.split_whitespace().next()?.parse().ok()?;
+            Some((tid, ns * 1e-9))
+        })
+        .collect();
+    v.sort_by_key(|x| x.0);
+    v
+}
+
+/// The CPU seconds each thread spent between two [`threads_cpu`] readings
+/// (threads that spent less than 1 ms left out), as text.
+fn shares(before: &[(u64, f64)], after: &[(u64, f64)]) -> String {
+    after
+        .iter()
+        .map(|(t, c)| c - before.iter().find(|b| b.0 == *t).map_or(0.0, |b| b.1))
+        .filter(|d| *d > 1e-3)
+        .map(|d| format!("{d:.2}"))
+        .collect::<Vec<_>>()
+        .join(" + ")
 }
 
 /// Runs `f` and returns its result, wall seconds, this thread's CPU
@@ -165,6 +206,10 @@ trait Bench {
     fn memory(&self) -> usize;
     fn shape(&self) -> String;
     fn work(&mut self) -> String;
+    /// Seconds (wall: too short for `schedstat`, which the kernel updates
+    /// at its ticks) of one ray query right after one object moved: the
+    /// query pays the recomputation of the subtree boxes.
+    fn ray_after_move(&mut self, ray: &(Ray<Vec3>, f32)) -> f64;
 }
 
 impl<S: SpatialIndex<Vec3, u32>> Bench for S {
@@ -210,6 +255,15 @@ impl<S: SpatialIndex<Vec3, u32>> Bench for S {
             "{} nodes, depth {}, largest node holds {biggest} objects",
             st.nodes, st.max_depth
         )
+    }
+    fn ray_after_move(&mut self, ray: &(Ray<Vec3>, f32)) -> f64 {
+        let (h, shape) = {
+            let (h, o) = self.objects().next().expect("a scene");
+            (h, o.shape)
+        };
+        self.update(h, shape).unwrap();
+        let (_, wall, _, _) = timed(|| black_box(self.ray_nearest(&ray.0, ray.1, Filter::ALL)));
+        wall
     }
     fn work(&mut self) -> String {
         let c = self.counters();
@@ -278,7 +332,7 @@ fn main() {
     let part = |w: &str| {
         let named: Vec<&String> = args
             .iter()
-            .filter(|a| ["rays", "boxes", "build", "memory"].contains(&a.as_str()))
+            .filter(|a| ["rays", "boxes", "build", "memory", "refresh"].contains(&a.as_str()))
             .collect();
         named.is_empty() || named.iter().any(|a| *a == w)
     };
@@ -300,7 +354,9 @@ fn main() {
         if part("rays") {
             let ((hits, sum), e, c, _) = timed(|| s.rays(&rays));
             let mut out = Vec::new();
+            let t0 = threads_cpu();
             let (_, eb, cb, pb) = timed(|| s.rays_batch(&rays, &mut out));
+            let split = shares(&t0, &threads_cpu());
             let bh = out.iter().flatten().count();
             let bs: f32 = out.iter().flatten().map(|h| h.distance).sum();
             assert_eq!((bh, bs), (hits, sum), "batch differs from the loop");
@@ -313,12 +369,15 @@ fn main() {
                 pb,
                 cb
             );
+            println!("{name:7} rays   batch CPU s by thread: {split}");
             println!("{name:7} rays   {}", s.work());
         }
         if part("boxes") {
             let (total, e, c, _) = timed(|| s.boxes(&boxes));
             let (mut h, mut o) = (Vec::new(), Vec::new());
+            let t0 = threads_cpu();
             let (_, eb, cb, pb) = timed(|| s.boxes_batch(&boxes, &mut h, &mut o));
+            let split = shares(&t0, &threads_cpu());
             assert_eq!(h.len(), total, "batch differs from the loop");
             let q = QUERIES as f64;
             println!(
@@ -329,7 +388,18 @@ fn main() {
                 pb,
                 cb
             );
+            println!("{name:7} boxes  batch CPU s by thread: {split}");
             println!("{name:7} boxes  {}", s.work());
+        }
+        if part("refresh") {
+            let mut t: Vec<f64> = (0..21).map(|i| s.ray_after_move(&rays[i])).collect();
+            t.sort_by(f64::total_cmp);
+            let (_, wall, _, _) = timed(|| s.rays(&rays[..1000]));
+            println!(
+                "{name:7} refresh one ray after one move: {:.2} ms wall (median of 21); a ray alone: {:.4} ms wall (mean of 1000)",
+                t[10] * 1e3,
+                wall
+            );
         }
         if part("memory") {
             let m = s.memory();

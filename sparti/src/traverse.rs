@@ -2,9 +2,11 @@
 //! traversals and one k-nearest search, written once over the
 //! [`TreeNode`] view of a node pool.
 //!
-//! A tree only says, for each node, the box that holds every object of its
-//! subtree (tight bounds for the octree and the BSP, loose bounds for the
-//! loose trees), the node's own objects and its children.
+//! A tree only says, for each node, its own objects and its children. The
+//! queries prune by [`SubBounds`]: the box around each subtree's objects,
+//! and around each run of [`CHUNK`] objects of a large node, recomputed
+//! from those lists in one pass before the first query after a change.
+//! The batched queries run on rayon's threads with the `rayon` feature.
 
 use crate::geometry::{Overlap, Ray, Region, Vector};
 use crate::index::{Item, Knn, Neighbor, closer, sort_hits};
@@ -17,30 +19,49 @@ pub(crate) trait TreeNode<V: Vector> {
     fn items(&self) -> &[Item<V>];
     /// Child node indices; `NONE` for an absent child.
     fn children(&self) -> &[u32];
+    /// The parent node, `NONE` for the root (or a node made root-less).
+    fn parent(&self) -> u32;
 }
 
 /// The box around the objects of each node's subtree, by node index: far
 /// tighter than a node's region (a loose node's bounds are twice its cell;
 /// an octree node holding one small object is mostly empty), and in one
 /// dense array, so the queries test children without reading them and
-/// enter only those whose objects the query can reach.
+/// enter only those whose objects the query can reach. With them, the
+/// boxes of the runs of [`CHUNK`] objects of the large nodes.
 ///
-/// Recomputed in one bottom-up pass before the first query after any
-/// change (each tree marks it stale in every mutating method), so a frame
-/// that moves objects then queries pays one pass over the nodes, and
-/// queries on a static scene pay nothing.
+/// Kept up to date lazily, before the first query after a change: the
+/// trees mark every node whose object list changes (`file`, `unfile_at`,
+/// a new node, the node of an updated object), and the next query
+/// recomputes those nodes and the boxes of their ancestors; a bulk change
+/// (`insert_many`, the bulk build, `clear`) marks everything stale, and the
+/// next query recomputes all in one pass. The boxes only ever need to hold
+/// their objects: a node that lost objects (or children, pruned) may keep
+/// a larger box until its next recomputation.
+///
+/// Code that changes a node's object list or reorders it must mark the
+/// node (or mark everything stale), or the queries will miss objects.
 pub(crate) struct SubBounds<V: Vector> {
     /// By node; an empty subtree has an inverted box (see [`SubBounds::get`]).
     bounds: Vec<crate::Aabb<V>>,
+    /// By node: the box of the node's own objects.
+    own: Vec<crate::Aabb<V>>,
     /// Nodes in breadth-first order, parents first (scratch for the pass).
     order: Vec<u32>,
     /// For a node holding more than [`CHUNKED`] objects, the range of
     /// `chunks` holding the boxes of its objects taken [`CHUNK`] at a time,
-    /// in list order; `(0, 0)` for the others.
+    /// in list order; `(0, 0)` for the others. (A list that grew past its
+    /// range has its further objects tested one by one.)
     chunk_range: Vec<(u32, u32)>,
-    /// Boxes of runs of [`CHUNK`] objects of the large nodes.
+    /// Boxes of runs of [`CHUNK`] objects of the large nodes; recomputed
+    /// nodes append theirs, the old ones stay until the next full pass.
     chunks: Vec<crate::Aabb<V>>,
-    /// True when the tree may have changed since the last pass.
+    /// `chunks.len()` after the last full pass.
+    chunks_after_full: usize,
+    /// Nodes marked since the last query, and their flags.
+    dirty: Vec<u32>,
+    is_dirty: Vec<bool>,
+    /// True when everything is to be recomputed.
     stale: bool,
 }
 
@@ -49,85 +70,232 @@ impl<V: Vector> Default for SubBounds<V> {
     fn default() -> Self {
         Self {
             bounds: Vec::new(),
+            own: Vec::new(),
             order: Vec::new(),
             chunk_range: Vec::new(),
             chunks: Vec::new(),
+            chunks_after_full: 0,
+            dirty: Vec::new(),
+            is_dirty: Vec::new(),
             stale: true,
         }
     }
 }
 
+/// An empty box: inverted, so that any union with a box gives that box.
+#[inline]
+fn empty_box<V: Vector>() -> crate::Aabb<V> {
+    crate::Aabb {
+        min: V::splat(f32::INFINITY),
+        max: V::splat(f32::NEG_INFINITY),
+    }
+}
+
+/// Steps a recomputation may climb from one node before it gives up and
+/// recomputes everything (a safety net: trees are far shallower).
+const MAX_CLIMB: usize = 4096;
+
 impl<V: Vector> SubBounds<V> {
-    /// Marks the boxes out of date: the tree changed.
+    /// Marks every box out of date: the next query recomputes them all.
     #[inline]
     pub fn mark_stale(&mut self) {
         self.stale = true;
     }
 
-    /// Recomputes the boxes if the tree changed since the last pass.
-    pub fn refresh<N: TreeNode<V>>(&mut self, nodes: &[N], root: u32) {
-        // A node pool of another size is a changed tree too (a safety net:
-        // every mutation marks the boxes stale anyway).
-        if !self.stale && self.bounds.len() == nodes.len() {
+    /// Marks node `n`: its object list changed, or it is new.
+    #[inline]
+    pub fn mark_node(&mut self, n: u32) {
+        if self.stale {
             return;
         }
+        let i = n as usize;
+        if i >= self.is_dirty.len() {
+            self.is_dirty.resize(i + 1, false);
+        }
+        if !self.is_dirty[i] {
+            self.is_dirty[i] = true;
+            self.dirty.push(n);
+        }
+    }
+
+    /// Recomputes the boxes of node `n`'s own objects (and its chunks).
+    fn own_box<N: TreeNode<V>>(&mut self, n: u32, node: &N) -> crate::Aabb<V> {
+        let mut b = empty_box();
+        let items = node.items();
+        if items.len() > CHUNKED {
+            let start = self.chunks.len() as u32;
+            for chunk in items.chunks(CHUNK) {
+                let mut c = empty_box();
+                for it in chunk {
+                    c = c.union(&it.aabb);
+                }
+                self.chunks.push(c);
+                b = b.union(&c);
+            }
+            self.chunk_range[n as usize] = (start, self.chunks.len() as u32);
+        } else {
+            self.chunk_range[n as usize] = (0, 0);
+            for it in items {
+                b = b.union(&it.aabb);
+            }
+        }
+        self.own[n as usize] = b;
+        b
+    }
+
+    /// The box of node `n`'s subtree from its own box and its children's.
+    #[inline]
+    fn sub_box<N: TreeNode<V>>(&self, n: u32, node: &N) -> crate::Aabb<V> {
+        let mut b = self.own[n as usize];
+        for &c in node.children() {
+            if c != NONE {
+                b = b.union(&self.bounds[c as usize]);
+            }
+        }
+        b
+    }
+
+    /// Brings the boxes up to date with the tree: the marked nodes and
+    /// their ancestors, or everything after a bulk change.
+    pub fn refresh<N: TreeNode<V>>(&mut self, nodes: &[N], root: u32) {
+        if !self.stale && self.bounds.len() <= nodes.len() && !self.refresh_marked(nodes, root) {
+            self.stale = true;
+        }
+        if self.stale {
+            self.refresh_all(nodes, root);
+        }
+    }
+
+    /// Recomputes the marked nodes and their ancestors; false when it gave
+    /// up (a climb too long) and everything must be recomputed.
+    fn refresh_marked<N: TreeNode<V>>(&mut self, nodes: &[N], root: u32) -> bool {
+        let old = self.bounds.len();
+        if self.dirty.is_empty() && old == nodes.len() {
+            return true;
+        }
+        let empty = empty_box();
+        self.bounds.resize(nodes.len(), empty);
+        self.own.resize(nodes.len(), empty);
+        self.chunk_range.resize(nodes.len(), (0, 0));
+        // New nodes are marked when made; marking them here too keeps a
+        // forgotten mark from hiding a node's objects.
+        for n in old..nodes.len() {
+            self.mark_node(n as u32);
+        }
+        let dirty = core::mem::take(&mut self.dirty);
+        for &n in &dirty {
+            self.own_box(n, &nodes[n as usize]);
+        }
+        let mut ok = true;
+        'climbs: for &n in &dirty {
+            let mut m = n;
+            for _ in 0..MAX_CLIMB {
+                let node = &nodes[m as usize];
+                self.bounds[m as usize] = self.sub_box(m, node);
+                let p = node.parent();
+                if m == root || p == NONE {
+                    continue 'climbs;
+                }
+                m = p;
+            }
+            ok = false;
+            break;
+        }
+        for &n in &dirty {
+            self.is_dirty[n as usize] = false;
+        }
+        self.dirty = dirty;
+        self.dirty.clear();
+        // Recomputed nodes leave their old chunk boxes behind: a full pass
+        // once they outnumber the live ones.
+        if self.chunks.len() > 2 * self.chunks_after_full + 4096 {
+            ok = false;
+        }
+        ok
+    }
+
+    /// Recomputes every box in one pass over the tree.
+    fn refresh_all<N: TreeNode<V>>(&mut self, nodes: &[N], root: u32) {
         self.stale = false;
-        let empty = crate::Aabb {
-            min: V::splat(f32::INFINITY),
-            max: V::splat(f32::NEG_INFINITY),
-        };
+        for &n in &self.dirty {
+            if let Some(d) = self.is_dirty.get_mut(n as usize) {
+                *d = false;
+            }
+        }
+        self.dirty.clear();
+        let empty = empty_box();
         self.bounds.clear();
         self.bounds.resize(nodes.len(), empty);
+        self.own.clear();
+        self.own.resize(nodes.len(), empty);
         self.chunk_range.clear();
         self.chunk_range.resize(nodes.len(), (0, 0));
         self.chunks.clear();
-        if root == NONE {
-            return;
+        if root != NONE {
+            let mut order = core::mem::take(&mut self.order);
+            order.clear();
+            order.push(root);
+            let mut i = 0;
+            while i < order.len() {
+                let n = order[i];
+                order.extend(
+                    nodes[n as usize]
+                        .children()
+                        .iter()
+                        .copied()
+                        .filter(|&c| c != NONE),
+                );
+                i += 1;
+            }
+            // Children come after their parents: backwards, each node's
+            // children are done before it.
+            for &n in order.iter().rev() {
+                let node = &nodes[n as usize];
+                self.own_box(n, node);
+                self.bounds[n as usize] = self.sub_box(n, node);
+            }
+            self.order = order;
         }
-        let order = &mut self.order;
-        order.clear();
-        order.push(root);
-        let mut i = 0;
-        while i < order.len() {
-            let n = order[i];
-            order.extend(
-                nodes[n as usize]
-                    .children()
-                    .iter()
-                    .copied()
-                    .filter(|&c| c != NONE),
-            );
-            i += 1;
+        self.chunks_after_full = self.chunks.len();
+    }
+
+    /// Checks that every node's boxes hold its own objects, unless the
+    /// node is marked (or everything is stale): a change that forgot to
+    /// mark its node is caught by the next `validate`.
+    pub fn check<N: TreeNode<V>>(&self, nodes: &[N], root: u32) -> Result<(), String> {
+        if self.stale || root == NONE {
+            return Ok(());
         }
-        // Children come after their parents: backwards, each node's
-        // children are done before it.
-        for &n in order.iter().rev() {
+        let mut stack = vec![root];
+        while let Some(n) = stack.pop() {
             let node = &nodes[n as usize];
-            let mut b = empty;
-            let items = node.items();
-            if items.len() > CHUNKED {
-                let start = self.chunks.len() as u32;
-                for chunk in items.chunks(CHUNK) {
-                    let mut c = empty;
-                    for it in chunk {
-                        c = c.union(&it.aabb);
-                    }
-                    self.chunks.push(c);
-                    b = b.union(&c);
-                }
-                self.chunk_range[n as usize] = (start, self.chunks.len() as u32);
-            } else {
-                for it in items {
-                    b = b.union(&it.aabb);
+            stack.extend(node.children().iter().copied().filter(|&c| c != NONE));
+            let i = n as usize;
+            if i >= self.bounds.len() || self.is_dirty.get(i).copied().unwrap_or(false) {
+                continue;
+            }
+            let boxes = self.chunks(n);
+            for (k, it) in node.items().iter().enumerate() {
+                let held = self.own[i].contains(&it.aabb)
+                    && self.bounds[i].contains(&it.aabb)
+                    && boxes.get(k / CHUNK).is_none_or(|b| b.contains(&it.aabb));
+                if !held {
+                    return Err(format!(
+                        "object {k} of node {n} sticks out of the node's query boxes"
+                    ));
                 }
             }
-            for &c in node.children() {
-                if c != NONE {
-                    b = b.union(&self.bounds[c as usize]);
-                }
-            }
-            self.bounds[n as usize] = b;
         }
+        Ok(())
+    }
+
+    /// Bytes held (the arrays' capacities).
+    pub fn memory_bytes(&self) -> usize {
+        (self.bounds.capacity() + self.own.capacity() + self.chunks.capacity())
+            * core::mem::size_of::<crate::Aabb<V>>()
+            + (self.order.capacity() + self.dirty.capacity()) * 4
+            + self.chunk_range.capacity() * 8
+            + self.is_dirty.capacity()
     }
 
     /// The boxes of node `n`'s objects taken [`CHUNK`] at a time, in list
@@ -629,4 +797,29 @@ impl<V: Vector> FastRay<V> {
         }
         within(t0, t1).then_some(t0)
     }
+}
+
+/// The Z-order (Morton) code of a point of a box: its position on each
+/// axis quantised to `30 / DIM` bits, the bits interleaved.
+pub(crate) fn z_order<V: Vector>(b: &crate::Aabb<V>, p: V) -> u32 {
+    let bits = 30 / V::DIM as u32;
+    let top = ((1u32 << bits) - 1) as f32;
+    let mut q = [0u32; 3];
+    for (i, q) in q.iter_mut().enumerate().take(V::DIM) {
+        let (lo, hi) = (b.min.get(i), b.max.get(i));
+        let t = if hi > lo {
+            (p.get(i) - lo) / (hi - lo)
+        } else {
+            0.0
+        };
+        // `as` saturates: NaN gives 0, out of range the ends.
+        *q = (t * top) as u32;
+    }
+    let mut code = 0u32;
+    for bit in (0..bits).rev() {
+        for q in q.iter().take(V::DIM) {
+            code = (code << 1) | ((q >> bit) & 1);
+        }
+    }
+    code
 }

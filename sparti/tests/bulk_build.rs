@@ -5,7 +5,10 @@
 use glam::{Vec2, Vec3};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
-use sparti::{Aabb, ObjectDesc, Orthtree, OrthtreeConfig, Shape, SpatialIndex, Vector};
+use sparti::{
+    Aabb, Bsp, BspConfig, LooseConfig, LooseOrthtree, ObjectDesc, Orthtree, OrthtreeConfig, Shape,
+    SpatialIndex, Vector,
+};
 
 fn shapes<V: Vector>(seed: u64, n: usize, side: f32) -> Vec<Shape<V>> {
     let mut r = Pcg64::seed_from_u64(seed);
@@ -45,9 +48,12 @@ fn layout<V: Vector, S: SpatialIndex<V, u32>>(s: &S) -> Vec<(usize, Vec<u32>, us
     v
 }
 
-fn compare<V: Vector>(config: OrthtreeConfig<V>, seed: u64) {
+/// Builds the same objects in bulk and one by one (each flushed on its
+/// own) and compares the trees. With every object inside a preset world,
+/// neither build grows the root, and both start from the same one.
+fn same_tree<V: Vector, S: SpatialIndex<V, u32>>(make: impl Fn() -> S, seed: u64) {
     let shapes = shapes::<V>(seed, 2000, 64.0);
-    let mut bulk = Orthtree::<V, u32>::with_config(config).unwrap();
+    let mut bulk = make();
     let descs = shapes
         .iter()
         .enumerate()
@@ -56,34 +62,25 @@ fn compare<V: Vector>(config: OrthtreeConfig<V>, seed: u64) {
     bulk.insert_many(descs).unwrap();
     bulk.flush();
     bulk.validate().unwrap();
-    let mut one = Orthtree::<V, u32>::with_config(config).unwrap();
-    // A first object builds the root alone; then one at a time.
+    let mut one = make();
     for (i, s) in shapes.iter().enumerate() {
         one.insert(ObjectDesc::new(*s, i as u32)).unwrap();
-        if i == 0 || i > 1 {
-            one.flush();
-        }
+        one.flush();
     }
     one.validate().unwrap();
-    // With every object inside the preset world, neither build grows the
-    // root, and both start from the same one.
-    if config.world.is_some() {
-        assert_eq!(
-            layout(&bulk),
-            layout(&one),
-            "bulk and one-by-one trees differ"
-        );
-    } else {
-        // Without a preset world the root is made around the first build's
-        // objects: compare with a one-by-one build that starts from the
-        // same root (the bulk tree's).
-        let root = bulk.root_bounds().unwrap();
-        let preset = OrthtreeConfig {
-            world: Some(root),
-            ..config
-        };
-        compare(preset, seed);
-    }
+    assert_eq!(
+        layout(&bulk),
+        layout(&one),
+        "bulk and one-by-one trees differ"
+    );
+}
+
+fn compare<V: Vector>(config: OrthtreeConfig<V>, seed: u64) {
+    same_tree(|| Orthtree::<V, u32>::with_config(config).unwrap(), seed);
+}
+
+fn compare_bsp<V: Vector>(config: BspConfig<V>, seed: u64) {
+    same_tree(|| Bsp::<V, u32>::with_config(config).unwrap(), seed);
 }
 
 #[test]
@@ -99,7 +96,6 @@ fn octree_bulk_build_is_one_by_one_build() {
             seed,
         );
     }
-    compare(OrthtreeConfig::<Vec3>::default(), 4);
 }
 
 #[test]
@@ -112,5 +108,50 @@ fn quadtree_bulk_build_is_one_by_one_build() {
         },
         5,
     );
-    compare(OrthtreeConfig::<Vec2>::default(), 6);
+}
+
+#[test]
+fn bsp_bulk_build_is_one_by_one_build() {
+    for (seed, capacity, min) in [(7, 1, 1.0), (8, 0, 1.0), (9, 4, 0.5), (10, 2, 16.0)] {
+        let config = BspConfig {
+            world: Some(Aabb::new(Vec3::splat(-4.0), Vec3::splat(68.0)).unwrap()),
+            leaf_capacity: capacity,
+            min_dimension: min,
+            ..Default::default()
+        };
+        compare_bsp(config, seed);
+    }
+    let world2 = Aabb::new(Vec2::splat(-4.0), Vec2::new(68.0, 90.0)).unwrap();
+    compare_bsp(
+        BspConfig {
+            world: Some(world2),
+            ..Default::default()
+        },
+        11,
+    );
+}
+
+#[test]
+fn loose_bulk_build_is_one_by_one_build() {
+    for (seed, capacity, looseness) in [(12, 0, 2.0), (13, 1, 2.0), (14, 8, 1.5), (15, 0, 3.0)] {
+        let config = LooseConfig {
+            world: Some(Aabb::new(Vec3::splat(-4.0), Vec3::splat(68.0)).unwrap()),
+            leaf_capacity: capacity,
+            looseness,
+            ..Default::default()
+        };
+        same_tree(
+            || LooseOrthtree::<Vec3, u32>::with_config(config).unwrap(),
+            seed,
+        );
+    }
+    let config = LooseConfig {
+        world: Some(Aabb::new(Vec2::splat(-4.0), Vec2::splat(68.0)).unwrap()),
+        leaf_capacity: 2,
+        ..Default::default()
+    };
+    same_tree(
+        || LooseOrthtree::<Vec2, u32>::with_config(config).unwrap(),
+        16,
+    );
 }

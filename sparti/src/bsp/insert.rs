@@ -8,6 +8,7 @@ use crate::geometry::{Aabb, Vector};
 use crate::index::Item;
 use crate::orthtree::{FIRST_LIFESPAN, MAX_LIFESPAN, NodeState, within_limits};
 use crate::store::NONE;
+use crate::traverse::z_order;
 
 /// A growth step adds at least this share of the coordinates' magnitude, so
 /// it always makes progress in `f32` (whose precision is `2^-24`).
@@ -53,17 +54,124 @@ impl<V: Vector, T> Bsp<V, T> {
             self.root = self.alloc_node(world, NONE, None, 0);
         }
         let pending = core::mem::take(&mut self.pending);
-        for &slot in &pending {
-            let aabb = self.store.obj(slot).aabb;
-            // Admitted objects are within limits, so growth cannot fail; and
-            // the Reject and Remove policies admitted only objects inside.
-            self.grow_to(&aabb)
-                .expect("admitted objects are within the coordinate limits");
-            self.place(self.root, slot);
+        if !self.build_fresh(&pending) {
+            for &slot in &pending {
+                let aabb = self.store.obj(slot).aabb;
+                // Admitted objects are within limits, so growth cannot fail;
+                // and the Reject and Remove policies admitted only objects
+                // inside.
+                self.grow_to(&aabb)
+                    .expect("admitted objects are within the coordinate limits");
+                self.place(self.root, slot);
+            }
         }
         // Keep the queue's allocation for the next batch.
         self.pending = pending;
         self.pending.clear();
+    }
+
+    /// The bulk build of a tree that holds nothing yet (an empty root with
+    /// no child) and whose root contains every queued object: one
+    /// top-down partition pass instead of filing the objects one by one,
+    /// as the octree's (see `Orthtree::build_fresh`). Returns false, having
+    /// done nothing, when the tree does not qualify.
+    ///
+    /// The tree is the one one-by-one insertion gives, which depends only
+    /// on the objects reaching each node: a node that may split and is
+    /// reached by more than `leaf_capacity` objects sends down each one
+    /// that lies on one side of its split plane, and keeps the others; any
+    /// other node keeps them all. The objects a node keeps, when many, are
+    /// filed in Z order of their centres, so the queries' chunks of them
+    /// are compact.
+    fn build_fresh(&mut self, pending: &[u32]) -> bool {
+        let root = self.root;
+        let r = &self.nodes[root as usize];
+        if pending.len() < 2 || r.child_count != 0 || !r.items.is_empty() {
+            return false;
+        }
+        let bounds = r.bounds;
+        let mut items = Vec::with_capacity(pending.len());
+        for &slot in pending {
+            let o = self.store.obj(slot);
+            if !bounds.contains(&o.aabb) {
+                return false;
+            }
+            items.push(Item {
+                aabb: o.aabb,
+                slot,
+                is_static: o.is_static,
+            });
+        }
+        let capacity = self.config.leaf_capacity as usize;
+        // Every node is new: the query boxes are recomputed in one pass.
+        self.sub.mark_stale();
+        let mut bufs = [items.clone(), items];
+        let mut place = vec![(NONE, 0u32); self.store.capacity()];
+        let mut stack = vec![(root, 0usize, pending.len(), 0usize)];
+        while let Some((n, lo, hi, b)) = stack.pop() {
+            let node = &self.nodes[n as usize];
+            let (src, dst) = split_pair(&mut bufs, b);
+            if !node.splits || hi - lo <= capacity {
+                let all = &mut src[lo..hi];
+                Self::in_z_order(&node.bounds, all);
+                self.file_all(n, all, &mut place);
+                continue;
+            }
+            // Counting sort: the objects that stay, then each side.
+            let (a, split) = (node.axis as usize, node.split);
+            let key = |it: &Item<V>| {
+                let up = it.aabb.min.get(a) > split;
+                let down = it.aabb.max.get(a) < split;
+                usize::from(down) + 2 * usize::from(up)
+            };
+            let mut count = [0usize; 3];
+            for it in &src[lo..hi] {
+                count[key(it)] += 1;
+            }
+            let start = [lo, lo + count[0], lo + count[0] + count[1], hi];
+            let mut next = [start[0], start[1], start[2]];
+            for it in &src[lo..hi] {
+                let k = key(it);
+                dst[next[k]] = *it;
+                next[k] += 1;
+            }
+            let bounds = node.bounds;
+            let stays = &mut dst[start[0]..start[1]];
+            Self::in_z_order(&bounds, stays);
+            self.file_all(n, stays, &mut place);
+            for k in 0..2 {
+                if count[k + 1] > 0 {
+                    let c = self.child_or_create(n, k);
+                    stack.push((c, start[k + 1], start[k + 2], 1 - b));
+                }
+            }
+        }
+        for &slot in pending {
+            let (node, pos) = place[slot as usize];
+            let s = self.store.slot_mut(slot);
+            s.node = node;
+            s.pos = pos;
+        }
+        true
+    }
+
+    /// Sorts a large node's objects in Z order of their centres.
+    fn in_z_order(cell: &Aabb<V>, its: &mut [Item<V>]) {
+        if its.len() > crate::traverse::CHUNKED {
+            its.sort_by_cached_key(|it| (z_order(cell, it.aabb.center()), it.slot));
+        }
+    }
+
+    /// Files objects in node `n`, whose list grows once, noting each
+    /// object's node and position in `place` (by slot).
+    fn file_all(&mut self, n: u32, its: &[Item<V>], place: &mut [(u32, u32)]) {
+        let node = &mut self.nodes[n as usize];
+        let base = node.items.len();
+        node.items.reserve_exact(its.len());
+        node.items.extend_from_slice(its);
+        for (i, it) in its.iter().enumerate() {
+            place[it.slot as usize] = (n, (base + i) as u32);
+        }
     }
 
     /// The root of a tree without a preset world: the bounds of the queued
@@ -219,10 +327,13 @@ impl<V: Vector, T> Bsp<V, T> {
         if let Some(n) = self.free_nodes.pop() {
             let items = core::mem::take(&mut self.nodes[n as usize].items);
             self.nodes[n as usize] = fresh(items);
+            self.sub.mark_node(n);
             n
         } else {
             self.nodes.push(fresh(Vec::new()));
-            (self.nodes.len() - 1) as u32
+            let n = (self.nodes.len() - 1) as u32;
+            self.sub.mark_node(n);
+            n
         }
     }
 
@@ -300,6 +411,7 @@ impl<V: Vector, T> Bsp<V, T> {
 
     /// Adds an object to node `n`'s list.
     fn file(&mut self, n: u32, slot: u32, aabb: Aabb<V>) {
+        self.sub.mark_node(n);
         let is_static = self.store.obj(slot).is_static;
         let node = &mut self.nodes[n as usize];
         let pos = node.items.len() as u32;
@@ -317,6 +429,7 @@ impl<V: Vector, T> Bsp<V, T> {
     /// Takes item `i` out of node `n`'s list (swap-remove) and fixes the
     /// position of the item moved into its place. The node may be left empty.
     pub(crate) fn unfile_at(&mut self, n: u32, i: usize) {
+        self.sub.mark_node(n);
         let node = &mut self.nodes[n as usize];
         node.items.swap_remove(i);
         if let Some(moved) = node.items.get(i) {
@@ -334,4 +447,11 @@ impl<V: Vector, T> Bsp<V, T> {
             node.lifespan = node.lifespan.saturating_mul(2).min(MAX_LIFESPAN);
         }
     }
+}
+
+/// Buffer `b` of a pair, and the other one.
+#[inline]
+fn split_pair<X>(bufs: &mut [Vec<X>; 2], b: usize) -> (&mut Vec<X>, &mut Vec<X>) {
+    let [x, y] = bufs;
+    if b == 0 { (x, y) } else { (y, x) }
 }

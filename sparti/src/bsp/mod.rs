@@ -432,7 +432,6 @@ impl<V: Vector, T> Bsp<V, T> {
 
 impl<V: Vector, T> SpatialIndex<V, T> for Bsp<V, T> {
     fn insert(&mut self, desc: ObjectDesc<V, T>) -> Result<Handle, Error> {
-        self.sub.mark_stale();
         let obj = Object::from_desc(desc)?;
         self.admit(&obj.aabb)?;
         let h = self.store.insert(obj)?;
@@ -447,6 +446,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for Bsp<V, T> {
             self.admit(&d.shape.aabb())?;
         }
         let mut out = Vec::with_capacity(descs.len());
+        self.store.reserve(descs.len());
         self.pending.reserve(descs.len());
         for d in descs {
             out.push(self.insert(d)?);
@@ -455,12 +455,19 @@ impl<V: Vector, T> SpatialIndex<V, T> for Bsp<V, T> {
     }
 
     fn update(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error> {
-        self.sub.mark_stale();
-        self.update_shape(h, shape)
+        // The object's box may have changed in place in its node: mark it
+        // (the nodes it left or entered are marked as it is filed).
+        let r = self.update_shape(h, shape);
+        if let Ok(slot) = self.store.resolve(h) {
+            let n = self.store.slot(slot).node;
+            if n != NONE {
+                self.sub.mark_node(n);
+            }
+        }
+        r
     }
 
     fn remove(&mut self, h: Handle) -> Result<T, Error> {
-        self.sub.mark_stale();
         let slot = self.store.resolve(h)?;
         self.detach(slot);
         Ok(self.store.remove(slot).value)
@@ -500,7 +507,6 @@ impl<V: Vector, T> SpatialIndex<V, T> for Bsp<V, T> {
     }
 
     fn end_frame(&mut self) {
-        self.sub.mark_stale();
         self.age_idle_nodes();
     }
 
@@ -631,7 +637,9 @@ impl<V: Vector, T> SpatialIndex<V, T> for Bsp<V, T> {
     }
 
     fn stats(&self) -> TreeStats {
-        self.tree_stats()
+        let mut stats = self.tree_stats();
+        stats.memory_bytes += self.sub.memory_bytes();
+        stats
     }
 
     fn for_each_node<F: FnMut(&Aabb<V>, usize, usize)>(&self, f: F) {
@@ -639,7 +647,10 @@ impl<V: Vector, T> SpatialIndex<V, T> for Bsp<V, T> {
     }
 
     fn validate(&self) -> Result<(), ValidationError> {
-        self.check_invariants()
+        self.check_invariants()?;
+        self.sub
+            .check(&self.nodes, self.root)
+            .map_err(ValidationError)
     }
 }
 
@@ -651,5 +662,9 @@ impl<V: Vector> TreeNode<V> for Node<V> {
     #[inline]
     fn children(&self) -> &[u32] {
         &self.children
+    }
+    #[inline]
+    fn parent(&self) -> u32 {
+        self.parent
     }
 }

@@ -60,18 +60,121 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             }
         }
         let pending = core::mem::take(&mut self.pending);
-        for &slot in &pending {
-            let aabb = self.store.obj(slot).aabb;
-            let (p, _) = Self::extent(&aabb);
-            // Admitted objects are within limits, so growth cannot fail; and
-            // the Reject and Remove policies admitted only objects that fit.
-            self.grow_to(&aabb, p)
-                .expect("admitted objects are within the coordinate limits");
-            self.place(self.root, slot);
+        if !self.build_fresh(&pending) {
+            for &slot in &pending {
+                let aabb = self.store.obj(slot).aabb;
+                let (p, _) = Self::extent(&aabb);
+                // Admitted objects are within limits, so growth cannot fail;
+                // and the Reject and Remove policies admitted only objects
+                // that fit.
+                self.grow_to(&aabb, p)
+                    .expect("admitted objects are within the coordinate limits");
+                self.place(self.root, slot);
+            }
         }
         // Keep the queue's allocation for the next batch.
         self.pending = pending;
         self.pending.clear();
+    }
+
+    /// The bulk build of a tree that holds nothing yet (an empty root with
+    /// no child) and whose root can hold every queued object: one top-down
+    /// partition pass instead of filing the objects one by one, as the
+    /// octree's. Returns false, having done nothing, when the tree does not
+    /// qualify.
+    ///
+    /// The tree is the one one-by-one insertion gives, which depends only
+    /// on the objects reaching each node: a node reached by at most
+    /// `leaf_capacity` objects (when it is above 0) keeps them all;
+    /// otherwise each object that can go deeper (see `deeper`) goes down to
+    /// the child its centre leads to, and the others stay.
+    fn build_fresh(&mut self, pending: &[u32]) -> bool {
+        let root = self.root;
+        let r = &self.nodes[root as usize];
+        if pending.len() < 2 || r.child_count != 0 || !r.items.is_empty() {
+            return false;
+        }
+        let mut items = Vec::with_capacity(pending.len());
+        for &slot in pending {
+            let o = self.store.obj(slot);
+            let (p, _) = Self::extent(&o.aabb);
+            if !self.fits_root(&o.aabb, p) {
+                return false;
+            }
+            items.push(Item {
+                aabb: o.aabb,
+                slot,
+                is_static: o.is_static,
+            });
+        }
+        let capacity = self.config.leaf_capacity;
+        let stay = 1usize << V::DIM;
+        // Every node is new: the query boxes are recomputed in one pass.
+        self.sub.mark_stale();
+        let mut bufs = [items.clone(), items];
+        let mut keys: Vec<u8> = Vec::new();
+        let mut place = vec![(NONE, 0u32); self.store.capacity()];
+        let mut stack = vec![(root, 0usize, pending.len(), 0usize)];
+        while let Some((n, lo, hi, b)) = stack.pop() {
+            let (src, dst) = split_pair(&mut bufs, b);
+            let node = &self.nodes[n as usize];
+            if node.level == 0 || (capacity > 0 && hi - lo <= capacity) {
+                self.file_all(n, &src[lo..hi], &mut place);
+                continue;
+            }
+            // Counting sort: the objects that stay, then each child's.
+            let child_pad = self.pad(node.level - 1);
+            let mut loose = [node.cell; 8];
+            for (k, l) in loose.iter_mut().enumerate().take(stay) {
+                *l = self.child_loose(node, k);
+            }
+            keys.clear();
+            let mut count = [0usize; 9];
+            for it in &src[lo..hi] {
+                let (p, e) = Self::extent(&it.aabb);
+                let k = Self::route(node.center, p);
+                let deeper = e <= child_pad && loose[k].contains(&it.aabb);
+                let key = (k + 1) * usize::from(deeper);
+                keys.push(key as u8);
+                count[key] += 1;
+            }
+            let mut start = [0usize; 10];
+            start[0] = lo;
+            for k in 0..=stay {
+                start[k + 1] = start[k] + count[k];
+            }
+            let mut next = start;
+            for (it, &k) in src[lo..hi].iter().zip(&keys) {
+                dst[next[k as usize]] = *it;
+                next[k as usize] += 1;
+            }
+            self.file_all(n, &dst[start[0]..start[1]], &mut place);
+            for k in 0..stay {
+                if count[k + 1] > 0 {
+                    let c = self.child_or_create(n, k);
+                    stack.push((c, start[k + 1], start[k + 2], 1 - b));
+                }
+            }
+        }
+        for &slot in pending {
+            let (node, pos) = place[slot as usize];
+            let s = self.store.slot_mut(slot);
+            s.node = node;
+            s.pos = pos;
+        }
+        true
+    }
+
+    /// Files objects in node `n`, whose list grows once, noting each
+    /// object's node and position in `place` (by slot).
+    fn file_all(&mut self, n: u32, its: &[Item<V>], place: &mut [(u32, u32)]) {
+        let node = &mut self.nodes[n as usize];
+        let base = node.items.len();
+        node.items.reserve_exact(its.len());
+        node.items.extend_from_slice(its);
+        for (i, it) in its.iter().enumerate() {
+            place[it.slot as usize] = (n, (base + i) as u32);
+        }
     }
 
     /// Creates the root: the smallest cell of side `min_node_size * 2^k`
@@ -193,10 +296,13 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         if let Some(n) = self.free_nodes.pop() {
             let items = core::mem::take(&mut self.nodes[n as usize].items);
             self.nodes[n as usize] = fresh(items);
+            self.sub.mark_node(n);
             n
         } else {
             self.nodes.push(fresh(Vec::new()));
-            (self.nodes.len() - 1) as u32
+            let n = (self.nodes.len() - 1) as u32;
+            self.sub.mark_node(n);
+            n
         }
     }
 
@@ -276,6 +382,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
 
     /// Adds an object to node `n`'s list.
     pub(crate) fn file(&mut self, n: u32, slot: u32, aabb: Aabb<V>) {
+        self.sub.mark_node(n);
         let is_static = self.store.obj(slot).is_static;
         let node = &mut self.nodes[n as usize];
         let pos = node.items.len() as u32;
@@ -293,6 +400,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// Takes item `i` out of node `n`'s list (swap-remove) and fixes the
     /// position of the item moved into its place. The node may be left empty.
     pub(crate) fn unfile_at(&mut self, n: u32, i: usize) {
+        self.sub.mark_node(n);
         let node = &mut self.nodes[n as usize];
         node.items.swap_remove(i);
         if let Some(moved) = node.items.get(i) {
@@ -310,4 +418,11 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             node.lifespan = node.lifespan.saturating_mul(2).min(MAX_LIFESPAN);
         }
     }
+}
+
+/// Buffer `b` of a pair, and the other one.
+#[inline]
+fn split_pair<X>(bufs: &mut [Vec<X>; 2], b: usize) -> (&mut Vec<X>, &mut Vec<X>) {
+    let [x, y] = bufs;
+    if b == 0 { (x, y) } else { (y, x) }
 }

@@ -555,7 +555,6 @@ impl<V: Vector, T: Sync> LooseOrthtree<V, T> {
 
 impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
     fn insert(&mut self, desc: ObjectDesc<V, T>) -> Result<Handle, Error> {
-        self.sub.mark_stale();
         let obj = Object::from_desc(desc)?;
         self.admit(&obj.aabb)?;
         let h = self.store.insert(obj)?;
@@ -570,6 +569,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
             self.admit(&d.shape.aabb())?;
         }
         let mut out = Vec::with_capacity(descs.len());
+        self.store.reserve(descs.len());
         self.pending.reserve(descs.len());
         for d in descs {
             out.push(self.insert(d)?);
@@ -578,12 +578,19 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
     }
 
     fn update(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error> {
-        self.sub.mark_stale();
-        self.update_shape(h, shape)
+        // The object's box may have changed in place in its node: mark it
+        // (the nodes it left or entered are marked as it is filed).
+        let r = self.update_shape(h, shape);
+        if let Ok(slot) = self.store.resolve(h) {
+            let n = self.store.slot(slot).node;
+            if n != NONE {
+                self.sub.mark_node(n);
+            }
+        }
+        r
     }
 
     fn remove(&mut self, h: Handle) -> Result<T, Error> {
-        self.sub.mark_stale();
         let slot = self.store.resolve(h)?;
         self.detach(slot);
         Ok(self.store.remove(slot).value)
@@ -624,7 +631,6 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
     }
 
     fn end_frame(&mut self) {
-        self.sub.mark_stale();
         self.age_idle_nodes();
     }
 
@@ -755,7 +761,9 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
     }
 
     fn stats(&self) -> TreeStats {
-        self.tree_stats()
+        let mut stats = self.tree_stats();
+        stats.memory_bytes += self.sub.memory_bytes();
+        stats
     }
 
     /// The loose bounds of every node (where its objects lie); see
@@ -765,7 +773,10 @@ impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
     }
 
     fn validate(&self) -> Result<(), ValidationError> {
-        self.check_invariants()
+        self.check_invariants()?;
+        self.sub
+            .check(&self.nodes, self.root)
+            .map_err(ValidationError)
     }
 }
 
@@ -777,5 +788,9 @@ impl<V: Vector> TreeNode<V> for Node<V> {
     #[inline]
     fn children(&self) -> &[u32] {
         &self.children
+    }
+    #[inline]
+    fn parent(&self) -> u32 {
+        self.parent
     }
 }

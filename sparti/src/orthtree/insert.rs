@@ -6,6 +6,7 @@ use crate::Error;
 use crate::geometry::{Aabb, Vector};
 use crate::index::Item;
 use crate::store::NONE;
+use crate::traverse::z_order;
 
 impl<V: Vector, T> Orthtree<V, T> {
     /// Checks that an object with these bounds may enter the tree.
@@ -98,6 +99,8 @@ impl<V: Vector, T> Orthtree<V, T> {
         // Two buffers: a node's objects are in `bufs[b][lo..hi]`; bucketed,
         // they go to the same range of the other buffer, where its
         // children find theirs.
+        // Every node is new: the query boxes are recomputed in one pass.
+        self.sub.mark_stale();
         let mut bufs = [items.clone(), items];
         let stay = 1usize << V::DIM;
         let mut keys: Vec<u8> = Vec::new();
@@ -327,10 +330,13 @@ impl<V: Vector, T> Orthtree<V, T> {
         if let Some(n) = self.free_nodes.pop() {
             let items = core::mem::take(&mut self.nodes[n as usize].items);
             self.nodes[n as usize] = fresh(items);
+            self.sub.mark_node(n);
             n
         } else {
             self.nodes.push(fresh(Vec::new()));
-            (self.nodes.len() - 1) as u32
+            let n = (self.nodes.len() - 1) as u32;
+            self.sub.mark_node(n);
+            n
         }
     }
 
@@ -406,6 +412,7 @@ impl<V: Vector, T> Orthtree<V, T> {
 
     /// Adds an object to node `n`'s list.
     fn file(&mut self, n: u32, slot: u32, aabb: Aabb<V>) {
+        self.sub.mark_node(n);
         let is_static = self.store.obj(slot).is_static;
         let node = &mut self.nodes[n as usize];
         let pos = node.items.len() as u32;
@@ -423,6 +430,7 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// Takes item `i` out of node `n`'s list (swap-remove) and fixes the
     /// position of the item moved into its place. The node may be left empty.
     pub(crate) fn unfile_at(&mut self, n: u32, i: usize) {
+        self.sub.mark_node(n);
         let node = &mut self.nodes[n as usize];
         node.items.swap_remove(i);
         if let Some(moved) = node.items.get(i) {
@@ -447,29 +455,4 @@ impl<V: Vector, T> Orthtree<V, T> {
 fn split_pair<X>(bufs: &mut [Vec<X>; 2], b: usize) -> (&mut Vec<X>, &mut Vec<X>) {
     let [x, y] = bufs;
     if b == 0 { (x, y) } else { (y, x) }
-}
-
-/// The Z-order (Morton) code of a point of a box: its position on each
-/// axis quantised to `30 / DIM` bits, the bits interleaved.
-pub(crate) fn z_order<V: Vector>(b: &Aabb<V>, p: V) -> u32 {
-    let bits = 30 / V::DIM as u32;
-    let top = ((1u32 << bits) - 1) as f32;
-    let mut q = [0u32; 3];
-    for (i, q) in q.iter_mut().enumerate().take(V::DIM) {
-        let (lo, hi) = (b.min.get(i), b.max.get(i));
-        let t = if hi > lo {
-            (p.get(i) - lo) / (hi - lo)
-        } else {
-            0.0
-        };
-        // `as` saturates: NaN gives 0, out of range the ends.
-        *q = (t * top) as u32;
-    }
-    let mut code = 0u32;
-    for bit in (0..bits).rev() {
-        for q in q.iter().take(V::DIM) {
-            code = (code << 1) | ((q >> bit) & 1);
-        }
-    }
-    code
 }
