@@ -54,6 +54,17 @@
 //! assert_eq!(hit.handle, crate_);
 //! assert_eq!(hit.distance, 1.0);
 //! ```
+//!
+//! # Hostile input
+//!
+//! Malformed objects are refused with an [`Error`] and change nothing: NaN
+//! or infinite coordinates ([`Error::NonFinite`]), negative sizes
+//! ([`Error::NegativeSize`]), `min > max` ([`Error::InvertedBox`]),
+//! coordinates beyond [`MAX_COORDINATE`] ([`Error::WorldTooLarge`]), stale or
+//! double-removed handles ([`Error::StaleHandle`]). Degenerate queries have
+//! defined answers (an empty structure, `k = 0`, a NaN radius or a negative
+//! ray length find nothing). The full table, with the test behind each row,
+//! is `docs/BAD_INPUT.md` in the repository.
 #![warn(missing_docs)]
 
 mod brute;

@@ -306,3 +306,302 @@ fn a_cone_open_all_around_sees_straight_behind() {
     }
     assert!(!c.contains_point(Vec3::splat(20.0)));
 }
+
+/// Runs a generic check on all six structures (and the brute force where
+/// it applies), in 2D and 3D.
+macro_rules! on_every_structure {
+    ($f:ident) => {
+        $f(BruteForce::<Vec3, u32>::new());
+        $f(BruteForce::<Vec2, u32>::new());
+        $f(Octree::<u32>::new());
+        $f(Quadtree::<u32>::new());
+        $f(LooseOctree::<u32>::new());
+        $f(LooseQuadtree::<u32>::new());
+        $f(Bsp3::<u32>::new());
+        $f(Bsp2::<u32>::new());
+    };
+}
+
+/// Coordinates of 1e30 (beyond the limit of 2^60, about 1.15e18) are
+/// refused with `WorldTooLarge` by insert, insert_many and update, and
+/// leave the structure unchanged; 1e18 is accepted; queries reaching 1e30
+/// have a defined answer.
+fn huge_coordinates<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
+    let a = s
+        .insert(ObjectDesc::new(Shape::sphere(V::ZERO, 1.0), 1))
+        .unwrap();
+    for bad in [
+        Shape::sphere(V::splat(1e30), 1.0),
+        Shape::sphere(V::ZERO.with(0, -1e30), 1.0),
+        Shape::sphere(V::ZERO, 1e30),
+        Shape::cuboid(V::ZERO, V::splat(1e30)),
+        Shape::sphere(V::splat(2e18), 0.0),
+    ] {
+        assert_eq!(s.insert(ObjectDesc::new(bad, 2)), Err(Error::WorldTooLarge));
+        assert_eq!(
+            s.insert_many(vec![ObjectDesc::new(bad, 2)]),
+            Err(Error::WorldTooLarge)
+        );
+        assert_eq!(s.update(a, bad), Err(Error::WorldTooLarge));
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.get(a).unwrap().shape, Shape::sphere(V::ZERO, 1.0));
+    }
+    let far = s
+        .insert(ObjectDesc::new(Shape::sphere(V::splat(1e18), 1.0), 3))
+        .unwrap();
+    s.validate().unwrap();
+    let mut out = Vec::new();
+    let all = Aabb::new(V::splat(-1e30), V::splat(1e30)).unwrap();
+    s.query_aabb(&all, Filter::ALL, &mut out);
+    out.sort();
+    assert_eq!(out, vec![a, far]);
+    // A query sphere of radius 1e30: its radius squared overflows to
+    // infinity, so it selects what meets its bounding box ([0, 2e30] on
+    // every axis here): the ball at the origin too, although the centre is
+    // 1.7e30 away.
+    s.query_radius(V::splat(1e30), 1e30, Filter::ALL, &mut out);
+    out.sort();
+    assert_eq!(out, vec![a, far]);
+    s.query_radius(V::splat(-3e30), 1e30, Filter::ALL, &mut out);
+    assert!(out.is_empty());
+    // A ray from 1e30 has a defined answer, the brute force's (at 1e30
+    // the float spacing is 7.6e22: it resolves no object smaller than that).
+    let mut b = BruteForce::<V, u32>::new();
+    b.insert(ObjectDesc::new(Shape::sphere(V::ZERO, 1.0), 1))
+        .unwrap();
+    b.insert(ObjectDesc::new(Shape::sphere(V::splat(1e18), 1.0), 3))
+        .unwrap();
+    for (o, d) in [
+        (V::splat(-1e30), V::ONE),
+        (V::ZERO, V::ONE),
+        (V::splat(1e30), -V::ONE),
+    ] {
+        let ray = Ray::new(o, d).unwrap();
+        let (mut hs, mut hb) = (Vec::new(), Vec::new());
+        s.ray_all(&ray, f32::INFINITY, Filter::ALL, &mut hs);
+        b.ray_all(&ray, f32::INFINITY, Filter::ALL, &mut hb);
+        assert_eq!(hs, hb);
+    }
+    // From 1e30 both objects are 1.7e30 away in f32: a tie, to the
+    // smaller handle, as the brute force.
+    let (mut ns, mut nb) = (Vec::new(), Vec::new());
+    s.nearest_k(V::splat(1e30), 1, Filter::ALL, &mut ns);
+    b.nearest_k(V::splat(1e30), 1, Filter::ALL, &mut nb);
+    assert_eq!(ns, nb);
+    assert_eq!(ns[0].handle, a);
+    s.nearest_k(V::splat(1e18), 1, Filter::ALL, &mut ns);
+    assert_eq!(ns[0].handle, far);
+}
+
+#[test]
+fn coordinates_of_1e30_are_refused_with_world_too_large() {
+    on_every_structure!(huge_coordinates);
+}
+
+/// Every query on an empty structure (never filled, or emptied) finds
+/// nothing, pairs and contact events are empty, and `end_frame` and
+/// `validate` are fine.
+fn empty_queries<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
+    for round in 0..2 {
+        let (mut out, mut hits, mut near) = (vec![], vec![], vec![]);
+        let bx = Aabb::new(V::splat(-10.0), V::splat(10.0)).unwrap();
+        s.query_aabb(&bx, Filter::ALL, &mut out);
+        assert!(out.is_empty());
+        s.query_sphere(&Sphere::new(V::ZERO, 10.0).unwrap(), Filter::ALL, &mut out);
+        assert!(out.is_empty());
+        let plane = Plane::new(V::ONE, 100.0).unwrap();
+        s.query_frustum(&sparti::Frustum::new([plane; 6]), Filter::ALL, &mut out);
+        assert!(out.is_empty());
+        let cone = Cone::new(V::ZERO, V::ONE, 1.0, 100.0).unwrap();
+        s.query_cone(&cone, Filter::ALL, &mut out);
+        assert!(out.is_empty());
+        let ray = Ray::new(V::ZERO, V::ONE).unwrap();
+        s.ray_all(&ray, f32::INFINITY, Filter::ALL, &mut hits);
+        assert!(hits.is_empty());
+        s.nearest_k(V::ZERO, 5, Filter::ALL, &mut near);
+        assert!(near.is_empty());
+        let mut pairs = vec![];
+        s.pairs(&mut pairs);
+        assert!(pairs.is_empty());
+        let mut events = sparti::ContactEvents::new();
+        events.update(&mut s);
+        assert!(events.started().is_empty() && events.stopped().is_empty());
+        s.end_frame();
+        s.validate().unwrap();
+        assert_eq!(s.stats().objects, 0);
+        if round == 0 {
+            // Fill, then empty it again: the same answers.
+            let h = s
+                .insert(ObjectDesc::new(Shape::sphere(V::ONE, 1.0), 1))
+                .unwrap();
+            s.flush();
+            s.remove(h).unwrap();
+        }
+    }
+}
+
+#[test]
+fn empty_structures_answer_every_query_with_nothing() {
+    on_every_structure!(empty_queries);
+}
+
+/// k = 0, and a NaN or infinite point, find nothing; k larger than the
+/// number of objects finds them all, nearest first.
+fn knn_edges<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
+    for i in 0..5 {
+        s.insert(ObjectDesc::new(
+            Shape::sphere(V::ZERO.with(0, i as f32 * 3.0), 1.0),
+            i,
+        ))
+        .unwrap();
+    }
+    let mut near = vec![sparti::Neighbor {
+        handle: s.objects().next().unwrap().0,
+        distance: 0.0,
+    }];
+    s.nearest_k(V::ZERO, 0, Filter::ALL, &mut near);
+    assert!(near.is_empty(), "k = 0 finds nothing");
+    s.nearest_k(V::splat(f32::NAN), 3, Filter::ALL, &mut near);
+    assert!(near.is_empty(), "a NaN point finds nothing");
+    s.nearest_k(V::splat(f32::INFINITY), 3, Filter::ALL, &mut near);
+    assert!(near.is_empty(), "an infinite point finds nothing");
+    s.nearest_k(V::ZERO, usize::MAX, Filter::ALL, &mut near);
+    let values: Vec<u32> = near
+        .iter()
+        .map(|n| s.get(n.handle).unwrap().value)
+        .collect();
+    assert_eq!(values, vec![0, 1, 2, 3, 4]);
+    s.nearest_k(V::ZERO, 3, Filter::layers(0), &mut near);
+    assert!(near.is_empty(), "a filter with no layers finds nothing");
+}
+
+#[test]
+fn k_nearest_with_k_zero_or_a_non_finite_point_finds_nothing() {
+    on_every_structure!(knn_edges);
+}
+
+/// Degenerate frustums: a zero or NaN plane normal is refused
+/// (`DegeneratePlane`, `NonFinite`); a frustum whose planes face each
+/// other with no gap between them selects what touches that plane only,
+/// one with a gap selects nothing, and six copies of one plane select the
+/// half-space; every structure gives the brute force's answer.
+fn degenerate_frustums<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
+    let mut b = BruteForce::<V, u32>::new();
+    for i in 0..20u32 {
+        let d = ObjectDesc::new(Shape::sphere(V::ZERO.with(0, i as f32 - 10.0), 0.4), i);
+        s.insert(d.clone()).unwrap();
+        b.insert(d).unwrap();
+    }
+    assert_eq!(Plane::new(V::ZERO, 1.0), Err(Error::DegeneratePlane));
+    assert_eq!(Plane::new(V::splat(f32::NAN), 1.0), Err(Error::NonFinite));
+    assert_eq!(Plane::new(V::ONE, f32::INFINITY), Err(Error::NonFinite));
+    let x = V::ZERO.with(0, 1.0);
+    let cases: [(sparti::Frustum<V>, usize); 3] = [
+        // x >= 0.2 and x <= 0.2: only what touches x = 0.2 (the ball at 0).
+        (
+            sparti::Frustum::new([
+                Plane::new(x, -0.2).unwrap(),
+                Plane::new(-x, 0.2).unwrap(),
+                Plane::new(x, -0.2).unwrap(),
+                Plane::new(-x, 0.2).unwrap(),
+                Plane::new(x, -0.2).unwrap(),
+                Plane::new(-x, 0.2).unwrap(),
+            ]),
+            1,
+        ),
+        // x >= 5.5 and x <= 4.5: empty.
+        (
+            sparti::Frustum::new([
+                Plane::new(x, -5.5).unwrap(),
+                Plane::new(-x, 4.5).unwrap(),
+                Plane::new(x, -5.5).unwrap(),
+                Plane::new(-x, 4.5).unwrap(),
+                Plane::new(x, -5.5).unwrap(),
+                Plane::new(-x, 4.5).unwrap(),
+            ]),
+            0,
+        ),
+        // Six times x >= 0: the half-space.
+        (sparti::Frustum::new([Plane::new(x, 0.0).unwrap(); 6]), 10),
+    ];
+    let (mut out_s, mut out_b) = (vec![], vec![]);
+    for (f, n) in cases {
+        s.query_frustum(&f, Filter::ALL, &mut out_s);
+        b.query_frustum(&f, Filter::ALL, &mut out_b);
+        out_s.sort();
+        out_b.sort();
+        assert_eq!(out_s, out_b);
+        assert_eq!(out_s.len(), n, "{f:?}");
+    }
+}
+
+#[test]
+fn degenerate_frustums_are_refused_or_answered_as_the_brute_force() {
+    on_every_structure!(degenerate_frustums);
+    assert!(sparti::Frustum::from_view_projection_gl(glam::Mat4::ZERO).is_err());
+}
+
+/// An object leaving the world at speed (a million units a frame, for 40
+/// frames, then back) under the default policy (the root grows): never
+/// lost, found by queries where it is, the structure valid every frame.
+fn leaving_at_speed<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
+    for i in 0..10 {
+        s.insert(ObjectDesc::new(
+            Shape::sphere(V::splat(10.0 + i as f32), 0.5),
+            i,
+        ))
+        .unwrap();
+    }
+    let h = s
+        .insert(ObjectDesc::new(Shape::sphere(V::ZERO, 0.5), 99))
+        .unwrap();
+    let v = V::ONE.with(0, -1.0) * 1e6;
+    let mut p = V::ZERO;
+    let mut out = Vec::new();
+    for frame in 0..80 {
+        p = if frame < 40 { p + v } else { p - v };
+        s.update(h, Shape::sphere(p, 0.5)).unwrap();
+        s.end_frame();
+        s.validate().unwrap();
+        s.query_radius(p, 1.0, Filter::ALL, &mut out);
+        assert_eq!(out, vec![h], "frame {frame}: the object is where it went");
+        assert_eq!(s.len(), 11);
+    }
+    s.query_radius(V::splat(10.0), 30.0, Filter::ALL, &mut out);
+    assert_eq!(out.len(), 11, "back home with the others");
+}
+
+#[test]
+fn objects_leaving_the_world_at_speed_are_never_lost() {
+    on_every_structure!(leaving_at_speed);
+}
+
+/// A million zero-size objects at one point, in every structure: built,
+/// valid, every one found by a query there, none elsewhere, k nearest
+/// answered, depth bounded.
+fn million_at_one_point<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
+    let p = V::splat(3.3);
+    let descs = (0..1_000_000)
+        .map(|i| ObjectDesc::new(Shape::sphere(p, 0.0), i))
+        .collect();
+    s.insert_many(descs).unwrap();
+    s.flush();
+    s.validate().unwrap();
+    let st = s.stats();
+    assert_eq!(st.objects, 1_000_000);
+    assert!(st.max_depth <= 64, "depth {}", st.max_depth);
+    let mut out = Vec::new();
+    s.query_radius(p, 0.0, Filter::ALL, &mut out);
+    assert_eq!(out.len(), 1_000_000);
+    s.query_radius(p + V::ONE, 0.5, Filter::ALL, &mut out);
+    assert!(out.is_empty());
+    let mut near = Vec::new();
+    s.nearest_k(p + V::ONE, 3, Filter::ALL, &mut near);
+    assert_eq!(near.len(), 3);
+    assert_eq!(near[0].handle.index(), 0, "ties go to the smaller handle");
+}
+
+#[test]
+fn a_million_objects_at_one_point() {
+    on_every_structure!(million_at_one_point);
+}

@@ -4,8 +4,8 @@
 
 use glam::{Vec2, Vec3};
 use sparti::{
-    BruteForce, ContactEvents, Filter, ObjectDesc, Octree, Quadtree, Ray, Shape, SpatialIndex,
-    Vector,
+    BruteForce, Bsp2, Bsp3, ContactEvents, Filter, LooseOctree, LooseQuadtree, ObjectDesc, Octree,
+    Quadtree, Ray, Shape, SpatialIndex, Vector,
 };
 
 /// FNV-1a over 64-bit words: stable across platforms and Rust versions.
@@ -151,6 +151,8 @@ fn check<V: Vector, S: SpatialIndex<V, u32>>(make: impl Fn() -> S) -> u64 {
 fn every_structure_is_deterministic_and_agrees_in_3d() {
     let brute = check(BruteForce::<Vec3, u32>::new);
     assert_eq!(check(Octree::<u32>::new), brute);
+    assert_eq!(check(LooseOctree::<u32>::new), brute);
+    assert_eq!(check(Bsp3::<u32>::new), brute);
     // Pinned: a change here means results changed for the same input.
     assert_eq!(brute, PINNED_3D, "canonical 3D results changed: {brute:#x}");
 }
@@ -159,8 +161,40 @@ fn every_structure_is_deterministic_and_agrees_in_3d() {
 fn every_structure_is_deterministic_and_agrees_in_2d() {
     let brute = check(BruteForce::<Vec2, u32>::new);
     assert_eq!(check(Quadtree::<u32>::new), brute);
+    assert_eq!(check(LooseQuadtree::<u32>::new), brute);
+    assert_eq!(check(Bsp2::<u32>::new), brute);
     assert_eq!(brute, PINNED_2D, "canonical 2D results changed: {brute:#x}");
 }
 
 const PINNED_3D: u64 = 0x5544_10e2_2b60_d002;
 const PINNED_2D: u64 = 0x6b03_cccb_8baf_7c52;
+
+/// The scenario run on 1, 2, 4 and 8 threads at once, each with its own
+/// structure: every thread gets the single-threaded results in the same
+/// order (sparti keeps no global state, so threads cannot disturb each
+/// other).
+fn same_on_threads<V: Vector, S: SpatialIndex<V, u32>>(make: fn() -> S) {
+    let alone = scenario(make());
+    for threads in [1, 2, 4, 8] {
+        let results: Vec<(u64, u64)> = std::thread::scope(|sc| {
+            let hs: Vec<_> = (0..threads)
+                .map(|_| sc.spawn(move || scenario(make())))
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for r in results {
+            assert_eq!(r, alone, "{threads} threads");
+        }
+    }
+}
+
+#[test]
+fn results_are_the_same_on_any_number_of_threads() {
+    same_on_threads(BruteForce::<Vec3, u32>::new);
+    same_on_threads(Octree::<u32>::new);
+    same_on_threads(Quadtree::<u32>::new);
+    same_on_threads(LooseOctree::<u32>::new);
+    same_on_threads(LooseQuadtree::<u32>::new);
+    same_on_threads(Bsp3::<u32>::new);
+    same_on_threads(Bsp2::<u32>::new);
+}

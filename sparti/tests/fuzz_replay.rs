@@ -182,3 +182,53 @@ fn a_frustum_does_not_round_a_gap_away() {
     frustum_gap(Bsp3::<u32>::new());
     frustum_gap(Bsp2::<u32>::new());
 }
+
+/// Finding 5 (`fuzz/regressions/ops/underflow-ray-inside-a-tiny-sphere-tie`):
+/// a ray starting 1.7e-30 from a sphere of radius 9e-41 was "inside" it for
+/// the brute force (hit at distance 0, squared distances underflowing), so
+/// it tied at 0 with a large sphere really holding the origin and won the
+/// tie by its smaller handle, while a loose octree, pruning by where the
+/// ray enters the tiny sphere's box (1.7e-30), answered the large one. A
+/// sphere is now never hit nearer than its box.
+fn tiny_sphere_behind_the_origin<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
+    let tiny = s
+        .insert(ObjectDesc::new(Shape::sphere(V::ZERO, 9.1834e-41), 1))
+        .unwrap();
+    let big = s
+        .insert(ObjectDesc::new(
+            Shape::sphere(V::ZERO.with(V::DIM - 1, 19.0), 34.13672),
+            2,
+        ))
+        .unwrap();
+    let ray = Ray::new(V::splat(1e-30), V::splat(-1.0)).unwrap();
+    let hit = s.ray_nearest(&ray, 1.0, Filter::ALL).unwrap();
+    assert_eq!((hit.handle, hit.distance), (big, 0.0));
+    let mut hits = Vec::new();
+    s.ray_all(&ray, 1.0, Filter::ALL, &mut hits);
+    let got: Vec<_> = hits.iter().map(|h| h.handle).collect();
+    assert_eq!(got, vec![big, tiny], "{hits:?}");
+    assert!(hits[1].distance > 0.0);
+}
+
+#[test]
+fn a_sphere_is_never_hit_nearer_than_its_box() {
+    tiny_sphere_behind_the_origin(BruteForce::<Vec3, u32>::new());
+    tiny_sphere_behind_the_origin(BruteForce::<Vec2, u32>::new());
+    tiny_sphere_behind_the_origin(Octree::<u32>::new());
+    tiny_sphere_behind_the_origin(Quadtree::<u32>::new());
+    tiny_sphere_behind_the_origin(LooseOctree::<u32>::new());
+    tiny_sphere_behind_the_origin(LooseQuadtree::<u32>::new());
+    tiny_sphere_behind_the_origin(Bsp3::<u32>::new());
+    tiny_sphere_behind_the_origin(Bsp2::<u32>::new());
+    let preset = || {
+        LooseOctree::<u32>::with_config(sparti::LooseConfig {
+            world: Some(Aabb::new(Vec3::splat(-8.0), Vec3::splat(8.0)).unwrap()),
+            looseness: 3.0,
+            leaf_capacity: 1,
+            out_of_bounds: sparti::OutOfBounds::Reject,
+            ..Default::default()
+        })
+        .unwrap()
+    };
+    tiny_sphere_behind_the_origin(preset());
+}

@@ -1918,11 +1918,19 @@ fn regression_contact_normal_unit_for_nearly_coincident_centres() {
 #[test]
 fn regression_sphere_box_depth_never_negative() {
     let b = Shape::Box(Aabb::new(Vec3::new(-0.5, 0.0, -0.5), Vec3::new(0.5, 0.0, 0.5)).unwrap());
-    let s = Shape::sphere(Vec3::new(0.0, 1e-30, 0.0), 0.0);
+    // Radius 1e-30 at 1e-30 above the box: it touches (its squared
+    // distance underflows to 0, which took the inside branch).
+    let s = Shape::sphere(Vec3::new(0.0, 1e-30, 0.0), 1e-30);
     for c in [b.contact(&s).unwrap(), s.contact(&b).unwrap()] {
         assert!(c.depth >= 0.0, "{c:?}");
-        assert_eq!(c.depth, 0.0);
+        assert!(c.depth <= 2e-30, "{c:?}");
     }
+    // A point 1e-30 above the box does not touch it: the sphere tests
+    // agree with the bounding boxes, which do not meet (fuzzing finding 1,
+    // `tests/fuzz_replay.rs`). It used to touch with depth 0.
+    let p = Shape::sphere(Vec3::new(0.0, 1e-30, 0.0), 0.0);
+    assert_eq!(b.contact(&p), None);
+    assert_eq!(p.contact(&b), None);
 }
 
 /// `Plane::new` divided the offset by `normal.length()`, which overflows for

@@ -2,7 +2,7 @@
 
 use super::Bsp;
 use crate::geometry::{Shape, Vector};
-use crate::orthtree::{NodeState, within_limits};
+use crate::orthtree::{FREED_ITEMS_CAPACITY, NodeState, within_limits};
 use crate::store::NONE;
 use crate::{Error, Handle, OutOfBounds};
 
@@ -134,6 +134,7 @@ impl<V: Vector, T> Bsp<V, T> {
             node.listed = false;
             node.state = NodeState::Free;
             node.parent = NONE;
+            node.items.shrink_to(FREED_ITEMS_CAPACITY);
             self.free_nodes.push(n);
             let p = &mut self.nodes[parent as usize];
             let k = p

@@ -127,11 +127,18 @@ impl<V: Vector> Ray<V> {
 
     /// The first point where the ray meets the sphere within `max_dist`.
     pub fn cast_sphere(&self, s: &Sphere<V>, max_dist: f32) -> Option<RayIntersection<V>> {
-        let hit = self.cast_sphere_unchecked(s, max_dist)?;
-        // A hit must also meet the sphere's bounding box: squared distances
-        // below ~1e-38 underflow to 0, and the structures, which clip rays
-        // to bounding boxes first, would not report it (found by fuzzing).
-        self.clip_aabb(&s.aabb(), max_dist)?;
+        let mut hit = self.cast_sphere_unchecked(s, max_dist)?;
+        // A hit must also meet the sphere's bounding box, no nearer than
+        // where the ray enters it: squared distances below ~1e-38 underflow
+        // to 0, and the structures, which clip rays to bounding boxes and
+        // prune by entry distance, would not report it (found by fuzzing).
+        let (entry, _) = self.clip_aabb(&s.aabb(), max_dist)?;
+        if hit.distance < entry {
+            // The sphere lies in its box: it is hit no nearer than the box.
+            hit.distance = entry;
+            hit.point = self.at(entry);
+            hit.normal = (hit.point - s.center).try_normalize().unwrap_or(-self.dir);
+        }
         Some(hit)
     }
 

@@ -65,6 +65,11 @@ impl<V: Vector> Default for OrthtreeConfig<V> {
 pub(crate) const FIRST_LIFESPAN: u8 = 8;
 /// The longest lifespan an empty leaf can earn by being reused (L5).
 pub(crate) const MAX_LIFESPAN: u8 = 64;
+/// The item capacity a pruned node keeps for its reuse. Without a cap,
+/// every pooled node kept the largest item list it ever held, and a steady
+/// stream of objects made memory creep up for ever (the soak test saw +43%
+/// between frames 10,000 and 100,000).
+pub(crate) const FREED_ITEMS_CAPACITY: usize = 8;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum NodeState {

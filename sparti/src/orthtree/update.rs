@@ -1,6 +1,6 @@
 //! Moving and removing objects (L3), and pruning empty branches (L5).
 
-use super::{NodeState, Orthtree, OutOfBounds};
+use super::{FREED_ITEMS_CAPACITY, NodeState, Orthtree, OutOfBounds};
 use crate::geometry::{Aabb, Shape, Vector};
 use crate::index::checked_aabb;
 use crate::store::NONE;
@@ -148,6 +148,7 @@ impl<V: Vector, T> Orthtree<V, T> {
             node.listed = false;
             node.state = NodeState::Free;
             node.parent = NONE;
+            node.items.shrink_to(FREED_ITEMS_CAPACITY);
             self.free_nodes.push(n);
             let p = &mut self.nodes[parent as usize];
             let k = p
