@@ -82,15 +82,6 @@ impl<V: Vector> Default for SubBounds<V> {
     }
 }
 
-/// An empty box: inverted, so that any union with a box gives that box.
-#[inline]
-fn empty_box<V: Vector>() -> crate::Aabb<V> {
-    crate::Aabb {
-        min: V::splat(f32::INFINITY),
-        max: V::splat(f32::NEG_INFINITY),
-    }
-}
-
 /// Steps a recomputation may climb from one node before it gives up and
 /// recomputes everything (a safety net: trees are far shallower).
 const MAX_CLIMB: usize = 4096;
@@ -120,12 +111,12 @@ impl<V: Vector> SubBounds<V> {
 
     /// Recomputes the boxes of node `n`'s own objects (and its chunks).
     fn own_box<N: TreeNode<V>>(&mut self, n: u32, node: &N) -> crate::Aabb<V> {
-        let mut b = empty_box();
+        let mut b = crate::Aabb::empty();
         let items = node.items();
         if items.len() > CHUNKED {
             let start = self.chunks.len() as u32;
             for chunk in items.chunks(CHUNK) {
-                let mut c = empty_box();
+                let mut c = crate::Aabb::empty();
                 for it in chunk {
                     c = c.union(&it.aabb);
                 }
@@ -173,7 +164,7 @@ impl<V: Vector> SubBounds<V> {
         if self.dirty.is_empty() && old == nodes.len() {
             return true;
         }
-        let empty = empty_box();
+        let empty = crate::Aabb::empty();
         self.bounds.resize(nodes.len(), empty);
         self.own.resize(nodes.len(), empty);
         self.chunk_range.resize(nodes.len(), (0, 0));
@@ -223,7 +214,7 @@ impl<V: Vector> SubBounds<V> {
             }
         }
         self.dirty.clear();
-        let empty = empty_box();
+        let empty = crate::Aabb::empty();
         self.bounds.clear();
         self.bounds.resize(nodes.len(), empty);
         self.own.clear();

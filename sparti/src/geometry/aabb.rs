@@ -25,6 +25,16 @@ pub struct Aabb<V: Vector> {
 }
 
 impl<V: Vector> Aabb<V> {
+    /// The inverted box: `union` with it gives the other box, and it meets
+    /// nothing. The start of a fold of boxes, and the box of nothing.
+    #[inline]
+    pub(crate) fn empty() -> Self {
+        Self {
+            min: V::splat(f32::INFINITY),
+            max: V::splat(f32::NEG_INFINITY),
+        }
+    }
+
     /// A box from its corners.
     ///
     /// # Errors

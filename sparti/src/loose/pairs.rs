@@ -166,15 +166,6 @@ impl<V: Vector> Flat<V> {
     }
 }
 
-/// The inverted box: the union identity, meeting nothing.
-#[inline]
-fn empty<V: Vector>() -> Aabb<V> {
-    Aabb {
-        min: V::splat(f32::MAX),
-        max: V::splat(-f32::MAX),
-    }
-}
-
 /// True for the inverted box of a subtree without objects.
 #[inline]
 fn is_empty<V: Vector>(b: &Aabb<V>) -> bool {
@@ -466,8 +457,8 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                 }
             }
             fnodes.push(FlatNode {
-                sub: empty(),
-                own: empty(),
+                sub: Aabb::empty(),
+                own: Aabb::empty(),
                 item_start,
                 item_end: items.len() as u32,
                 sub_end: items.len() as u32,
@@ -480,7 +471,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             let n = fnodes[i];
             let own = items[n.item_start as usize..n.item_end as usize]
                 .iter()
-                .fold(empty(), |b, it| b.union(&it.aabb));
+                .fold(Aabb::empty(), |b, it| b.union(&it.aabb));
             let mine = &kids[n.kid_start as usize..n.kid_end as usize];
             let sub = mine
                 .iter()
