@@ -31,7 +31,7 @@ pub struct BruteForce<V: Vector, T> {
     store: Store<Object<V, T>>,
     items: Vec<Item<V>>,
     matrix: LayerMatrix,
-    counters: Counters,
+    counters: crate::kernel::AtomicCounters,
 }
 
 impl<V: Vector, T> Default for BruteForce<V, T> {
@@ -40,7 +40,7 @@ impl<V: Vector, T> Default for BruteForce<V, T> {
             store: Store::default(),
             items: Vec::new(),
             matrix: LayerMatrix::ALL,
-            counters: Counters::default(),
+            counters: crate::kernel::AtomicCounters::default(),
         }
     }
 }
@@ -133,22 +133,26 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
 
     fn end_frame(&mut self) {}
 
-    fn query<R: Region<V>>(&mut self, region: &R, filter: Filter, out: &mut Vec<Handle>) {
+    fn query<R: Region<V>>(&self, region: &R, filter: Filter, out: &mut Vec<Handle>) {
+        let mut c = Counters::default();
         out.clear();
-        self.counters.queries += 1;
-        self.counters.node_visits += 1;
+        c.queries += 1;
+        c.node_visits += 1;
         for it in &self.items {
             let o = self.store.obj(it.slot);
             if filter.accepts(o.layer) && region.matches(&o.shape) {
                 out.push(self.store.handle(it.slot));
             }
         }
-        self.counters.shape_tests += self.items.len() as u64;
+        c.shape_tests += self.items.len() as u64;
+        self.counters.add(&c);
     }
 
-    fn ray_nearest(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter) -> Option<RayHit<V>> {
-        self.counters.queries += 1;
-        self.counters.node_visits += 1;
+    fn ray_nearest(&self, ray: &Ray<V>, max_dist: f32, filter: Filter) -> Option<RayHit<V>> {
+        let mut c = Counters::default();
+        c.queries += 1;
+        c.node_visits += 1;
+        self.counters.add(&c);
         if max_dist.is_nan() || max_dist < 0.0 {
             return None;
         }
@@ -173,10 +177,12 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
         best
     }
 
-    fn ray_all(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter, out: &mut Vec<RayHit<V>>) {
+    fn ray_all(&self, ray: &Ray<V>, max_dist: f32, filter: Filter, out: &mut Vec<RayHit<V>>) {
+        let mut c = Counters::default();
         out.clear();
-        self.counters.queries += 1;
-        self.counters.node_visits += 1;
+        c.queries += 1;
+        c.node_visits += 1;
+        self.counters.add(&c);
         if max_dist.is_nan() || max_dist < 0.0 {
             return;
         }
@@ -197,10 +203,13 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
         sort_hits(out);
     }
 
-    fn nearest_k(&mut self, point: V, k: usize, filter: Filter, out: &mut Vec<Neighbor>) {
+    fn nearest_k(&self, point: V, k: usize, filter: Filter, out: &mut Vec<Neighbor>) {
+        let mut c = Counters::default();
         out.clear();
-        self.counters.queries += 1;
-        self.counters.node_visits += 1;
+        c.queries += 1;
+        c.node_visits += 1;
+        self.counters.add(&c);
+        c = Counters::default();
         if k == 0 || !point.is_finite() {
             return;
         }
@@ -213,7 +222,8 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
                 });
             }
         }
-        self.counters.shape_tests += out.len() as u64;
+        c.shape_tests += out.len() as u64;
+        self.counters.add(&c);
         sort_neighbors(out, k);
     }
 
@@ -225,31 +235,33 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
         &self.matrix
     }
 
-    fn for_each_pair<F>(&mut self, mut f: F)
+    fn for_each_pair<F>(&self, mut f: F)
     where
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
     {
+        let mut c = Counters::default();
         let n = self.items.len();
-        self.counters.node_visits += 1;
-        self.counters.pair_tests += (n as u64) * (n as u64).saturating_sub(1) / 2;
+        c.node_visits += 1;
+        c.pair_tests += (n as u64) * (n as u64).saturating_sub(1) / 2;
         for i in 0..n {
             let a = self.items[i];
             for b in &self.items[i + 1..] {
                 if !a.aabb.intersects(&b.aabb) || (a.is_static && b.is_static) {
                     continue;
                 }
-                self.counters.shape_tests += 1;
+                c.shape_tests += 1;
                 report_pair(&self.store, &self.matrix, a.slot, b.slot, &mut f);
             }
         }
+        self.counters.add(&c);
     }
 
     fn counters(&self) -> Counters {
-        self.counters
+        self.counters.load()
     }
 
     fn reset_counters(&mut self) {
-        self.counters = Counters::default();
+        self.counters.reset();
     }
 
     fn stats(&self) -> TreeStats {

@@ -249,6 +249,10 @@ pub struct Counters {
     pub node_visits: u64,
     /// Queries answered.
     pub queries: u64,
+    /// Objects inserted but not yet built into the tree, tested one by one
+    /// by queries and pair searches (see [`SpatialIndex::flush`]). Zero in
+    /// a game that calls `flush` or `end_frame` after its changes.
+    pub pending_tests: u64,
 }
 
 impl Counters {
@@ -261,6 +265,7 @@ impl Counters {
             bound_tests: self.bound_tests + o.bound_tests,
             node_visits: self.node_visits + o.node_visits,
             queries: self.queries + o.queries,
+            pending_tests: self.pending_tests + o.pending_tests,
         }
     }
 }
@@ -302,10 +307,23 @@ impl TreeStats {
 /// suite checks every structure against [`BruteForce`](crate::BruteForce),
 /// and a game can switch structures by changing one type.
 ///
-/// Queries take `&mut self` because insertions are queued and the tree is
-/// built in one pass on the first query (L2); [`SpatialIndex::flush`] does
-/// that build ahead of time. Queries fill a caller's `Vec` (cleared first),
-/// so a game that keeps its buffers allocates nothing per query.
+/// # Changes, then queries
+/// Changes (`insert`, `update`, `remove`) take `&mut self`; every query
+/// (regions, rays, k nearest, pairs, contacts) takes `&self`, and every
+/// structure is `Send + Sync` when its values are, so one index can be
+/// queried from many threads at once (read-only systems of an ECS running
+/// in parallel, or `std::thread::scope`).
+///
+/// Insertions are queued and built into the tree in one pass by
+/// [`SpatialIndex::flush`], the explicit build step (also done by
+/// [`SpatialIndex::end_frame`]). A query never returns a stale answer: one
+/// that meets queued insertions tests them one by one beside the tree,
+/// exactly but at a linear cost, counted in [`Counters::pending_tests`].
+/// Moves and removals take effect at once. So a frame is: apply the
+/// changes, call `flush`, then query from as many threads as you like.
+///
+/// Queries fill a caller's `Vec` (cleared first), so a game that keeps its
+/// buffers allocates nothing per query.
 ///
 /// # Example
 /// ```
@@ -380,25 +398,48 @@ pub trait SpatialIndex<V: Vector, T> {
     /// Removes every object: every handle becomes stale.
     fn clear(&mut self);
 
-    /// Builds whatever insertions are queued (done anyway by the next query).
+    /// The build step: files the queued insertions into the tree in one
+    /// pass (a bulk build when the tree is empty) and brings the boxes the
+    /// queries prune by up to date. Queries are exact without it, but test
+    /// queued insertions one by one (see the trait's docs).
+    ///
+    /// # Example
+    /// ```
+    /// use glam::Vec2;
+    /// use sparti::{Filter, ObjectDesc, Quadtree, Shape, SpatialIndex};
+    /// let mut tree = Quadtree::<u32>::new();
+    /// for i in 0..100 {
+    ///     tree.insert(ObjectDesc::new(Shape::sphere(Vec2::new(i as f32, 0.0), 0.4), i)).unwrap();
+    /// }
+    /// let mut found = Vec::new();
+    /// tree.query_radius(Vec2::ZERO, 1.0, Filter::ALL, &mut found); // exact, but slow:
+    /// assert_eq!(found.len(), 2);
+    /// assert_eq!(tree.counters().pending_tests, 100); // every queued object tested
+    /// tree.flush(); // the build step
+    /// tree.reset_counters();
+    /// tree.query_radius(Vec2::ZERO, 1.0, Filter::ALL, &mut found);
+    /// assert_eq!(found.len(), 2);
+    /// assert_eq!(tree.counters().pending_tests, 0);
+    /// ```
     fn flush(&mut self);
 
-    /// Housekeeping once per game frame: ages empty branches and prunes the
-    /// dead ones (L5). Queries stay correct without it.
+    /// Housekeeping once per game frame: builds the queued insertions
+    /// ([`SpatialIndex::flush`]'s first half), ages empty branches and
+    /// prunes the dead ones (L5). Queries stay correct without it.
     fn end_frame(&mut self);
 
     /// Objects selected by a region (box, sphere, frustum, cone), passing the
     /// filter, into `out` (cleared first). Order is the structure's; sort if
     /// you need a canonical one.
-    fn query<R: Region<V>>(&mut self, region: &R, filter: Filter, out: &mut Vec<Handle>);
+    fn query<R: Region<V>>(&self, region: &R, filter: Filter, out: &mut Vec<Handle>);
 
     /// The nearest object hit by the ray within `max_dist` (Q4); ties go to
     /// the smaller handle. A NaN or negative `max_dist` hits nothing.
-    fn ray_nearest(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter) -> Option<RayHit<V>>;
+    fn ray_nearest(&self, ray: &Ray<V>, max_dist: f32, filter: Filter) -> Option<RayHit<V>>;
 
     /// Every object hit by the ray within `max_dist` (Q4), into `out`
     /// (cleared first), sorted by distance then handle.
-    fn ray_all(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter, out: &mut Vec<RayHit<V>>);
+    fn ray_all(&self, ray: &Ray<V>, max_dist: f32, filter: Filter, out: &mut Vec<RayHit<V>>);
 
     /// The `k` objects nearest to `point` (Q6), into `out` (cleared first),
     /// by distance to their shape (0 inside) then handle. `k = 0` or a
@@ -418,7 +459,7 @@ pub trait SpatialIndex<V: Vector, T> {
     /// assert_eq!(values, vec![3, 4]); // at distances 0 (inside) and 8
     /// assert_eq!(near[1].distance, 8.0);
     /// ```
-    fn nearest_k(&mut self, point: V, k: usize, filter: Filter, out: &mut Vec<Neighbor>);
+    fn nearest_k(&self, point: V, k: usize, filter: Filter, out: &mut Vec<Neighbor>);
 
     /// Sets which layers collide with which (P4); applied by the pair
     /// search from the next call on. Default: [`LayerMatrix::ALL`].
@@ -431,7 +472,7 @@ pub trait SpatialIndex<V: Vector, T> {
     /// (P1), `a < b`, after the exact shape test, skipping static-static
     /// pairs (P2) and pairs whose layers, masks or layer matrix exclude each
     /// other (P4).
-    fn for_each_pair<F>(&mut self, f: F)
+    fn for_each_pair<F>(&self, f: F)
     where
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>);
 
@@ -457,14 +498,14 @@ pub trait SpatialIndex<V: Vector, T> {
 
     /// Every overlapping pair into `out` (cleared first); see
     /// [`SpatialIndex::for_each_pair`].
-    fn pairs(&mut self, out: &mut Vec<Pair>) {
+    fn pairs(&self, out: &mut Vec<Pair>) {
         out.clear();
         self.for_each_pair(|a, b, _, _| out.push(Pair { a, b }));
     }
 
     /// Every overlapping pair with its contact record (P3) into `out`
     /// (cleared first).
-    fn contacts(&mut self, out: &mut Vec<Contact<V>>) {
+    fn contacts(&self, out: &mut Vec<Contact<V>>) {
         out.clear();
         self.for_each_pair(|a, b, oa, ob| {
             if let Some(c) = oa.shape.contact(&ob.shape) {
@@ -480,7 +521,7 @@ pub trait SpatialIndex<V: Vector, T> {
     }
 
     /// Objects overlapping a box (Q1).
-    fn query_aabb(&mut self, aabb: &Aabb<V>, filter: Filter, out: &mut Vec<Handle>) {
+    fn query_aabb(&self, aabb: &Aabb<V>, filter: Filter, out: &mut Vec<Handle>) {
         self.query(aabb, filter, out);
     }
 
@@ -511,7 +552,7 @@ pub trait SpatialIndex<V: Vector, T> {
     /// assert!(hits[1].is_none());
     /// ```
     fn ray_nearest_batch(
-        &mut self,
+        &self,
         rays: &[(Ray<V>, f32)],
         filter: Filter,
         out: &mut Vec<Option<RayHit<V>>>,
@@ -554,7 +595,7 @@ pub trait SpatialIndex<V: Vector, T> {
     /// assert!(handles[offsets[1]..offsets[2]].is_empty());
     /// ```
     fn query_aabb_batch(
-        &mut self,
+        &self,
         boxes: &[Aabb<V>],
         filter: Filter,
         handles: &mut Vec<Handle>,
@@ -575,13 +616,13 @@ pub trait SpatialIndex<V: Vector, T> {
     }
 
     /// Objects overlapping a sphere (Q2).
-    fn query_sphere(&mut self, sphere: &Sphere<V>, filter: Filter, out: &mut Vec<Handle>) {
+    fn query_sphere(&self, sphere: &Sphere<V>, filter: Filter, out: &mut Vec<Handle>) {
         self.query(sphere, filter, out);
     }
 
     /// Objects within `radius` of a point (Q2): those whose shape comes
     /// within that distance. A NaN or negative radius finds nothing.
-    fn query_radius(&mut self, point: V, radius: f32, filter: Filter, out: &mut Vec<Handle>) {
+    fn query_radius(&self, point: V, radius: f32, filter: Filter, out: &mut Vec<Handle>) {
         match Sphere::new(point, radius) {
             Ok(s) => self.query(&s, filter, out),
             Err(_) => out.clear(),
@@ -589,7 +630,7 @@ pub trait SpatialIndex<V: Vector, T> {
     }
 
     /// Objects not wholly outside any plane of the frustum (Q3).
-    fn query_frustum(&mut self, frustum: &Frustum<V>, filter: Filter, out: &mut Vec<Handle>) {
+    fn query_frustum(&self, frustum: &Frustum<V>, filter: Filter, out: &mut Vec<Handle>) {
         self.query(frustum, filter, out);
     }
 
@@ -608,7 +649,7 @@ pub trait SpatialIndex<V: Vector, T> {
     /// tree.query_cone(&sight, Filter::ALL, &mut seen);
     /// assert_eq!(seen, vec![thief]);
     /// ```
-    fn query_cone(&mut self, cone: &Cone<V>, filter: Filter, out: &mut Vec<Handle>) {
+    fn query_cone(&self, cone: &Cone<V>, filter: Filter, out: &mut Vec<Handle>) {
         self.query(cone, filter, out);
     }
 }

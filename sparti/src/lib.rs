@@ -73,6 +73,7 @@ mod error;
 mod events;
 pub mod geometry;
 mod index;
+mod kernel;
 mod layers;
 mod loose;
 mod orthtree;

@@ -114,16 +114,27 @@ impl<V: Vector> SubBounds<V> {
         let mut b = crate::Aabb::empty();
         let items = node.items();
         if items.len() > CHUNKED {
-            let start = self.chunks.len() as u32;
-            for chunk in items.chunks(CHUNK) {
+            // In place when the node's old range is long enough; else at
+            // the end (the old range is garbage until the next full pass).
+            let needed = items.len().div_ceil(CHUNK) as u32;
+            let (old_start, old_end) = self.chunk_range[n as usize];
+            let start = if old_end - old_start >= needed {
+                old_start
+            } else {
+                let start = self.chunks.len() as u32;
+                self.chunks
+                    .resize(start as usize + needed as usize, crate::Aabb::empty());
+                start
+            };
+            for (k, chunk) in items.chunks(CHUNK).enumerate() {
                 let mut c = crate::Aabb::empty();
                 for it in chunk {
                     c = c.union(&it.aabb);
                 }
-                self.chunks.push(c);
+                self.chunks[start as usize + k] = c;
                 b = b.union(&c);
             }
-            self.chunk_range[n as usize] = (start, self.chunks.len() as u32);
+            self.chunk_range[n as usize] = (start, start + needed);
         } else {
             self.chunk_range[n as usize] = (0, 0);
             for it in items {
@@ -306,8 +317,24 @@ impl<V: Vector> SubBounds<V> {
     }
 }
 
-/// The buffers of the shared queries, kept in each tree so that a query
-/// allocates nothing once they are warm.
+thread_local! {
+    /// Each thread's query buffers (queries run on `&self`, from any
+    /// number of threads).
+    static SCRATCH: core::cell::RefCell<Scratch> = core::cell::RefCell::default();
+}
+
+/// Calls `f` with this thread's query buffers, so that a query allocates
+/// nothing once they are warm. A query inside `f` (none does today) would
+/// get new buffers rather than fail.
+pub(crate) fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut s) => f(&mut s),
+        Err(_) => f(&mut Scratch::default()),
+    })
+}
+
+/// The buffers of the shared queries, one set per thread (see
+/// [`with_scratch`]).
 #[derive(Default)]
 pub(crate) struct Scratch {
     /// Depth-first stack: (node, subtree wholly inside the region).
@@ -342,6 +369,9 @@ pub(crate) struct Tree<'a, V: Vector, T, N> {
     pub store: &'a Store<Object<V, T>>,
     /// The boxes around the subtrees' objects, up to date.
     pub sub: &'a SubBounds<V>,
+    /// Objects inserted but not yet built into the tree: each query tests
+    /// them one by one, after the tree.
+    pub pending: &'a [u32],
 }
 
 impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
@@ -360,6 +390,36 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         }
     }
 
+    /// The queued objects (not yet in the tree) that a region selects,
+    /// tested one by one.
+    fn query_pending<R: Region<V>>(
+        &self,
+        counters: &mut Counters,
+        region: &R,
+        filter: Filter,
+        out: &mut Vec<Handle>,
+    ) {
+        for &slot in self.pending {
+            counters.pending_tests += 1;
+            let o = self.store.obj(slot);
+            if !filter.accepts(o.layer) {
+                continue;
+            }
+            // As the tree's objects: a box wholly inside is a match.
+            let hit = match region.classify(&o.aabb) {
+                Overlap::Outside => false,
+                Overlap::Inside => true,
+                Overlap::Partial => {
+                    counters.shape_tests += 1;
+                    region.matches(&o.shape)
+                }
+            };
+            if hit {
+                out.push(self.store.handle(slot));
+            }
+        }
+    }
+
     /// Objects selected by a region, depth-first; a subtree whose bounds lie
     /// wholly inside the region is accepted without testing its objects (Q3).
     pub fn query<R: Region<V>>(
@@ -372,6 +432,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
     ) {
         out.clear();
         counters.queries += 1;
+        self.query_pending(counters, region, filter, out);
         if self.root == NONE {
             return;
         }
@@ -454,14 +515,31 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         filter: Filter,
     ) -> Option<RayHit<V>> {
         counters.queries += 1;
-        if self.root == NONE || max_dist.is_nan() || max_dist < 0.0 {
+        if max_dist.is_nan() || max_dist < 0.0 {
             return None;
+        }
+        let mut best: Option<RayHit<V>> = None;
+        let mut limit = max_dist;
+        for &slot in self.pending {
+            counters.pending_tests += 1;
+            let o = self.store.obj(slot);
+            if filter.accepts(o.layer) {
+                counters.shape_tests += 1;
+                if let Some(x) = o.shape.cast_ray(ray, limit) {
+                    let hit = self.hit(slot, x);
+                    if closer(&hit, &best) {
+                        best = Some(hit);
+                        limit = x.distance;
+                    }
+                }
+            }
+        }
+        if self.root == NONE {
+            return best;
         }
         let fast = FastRay::new(ray);
         let stack = &mut scratch.ray_stack;
         stack.clear();
-        let mut best: Option<RayHit<V>> = None;
-        let mut limit = max_dist;
         if let Some(t0) = self.sub.get(self.root).and_then(|b| fast.entry(b, limit)) {
             stack.push((t0, self.root));
         }
@@ -633,7 +711,21 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
     ) {
         out.clear();
         counters.queries += 1;
-        if self.root == NONE || max_dist.is_nan() || max_dist < 0.0 {
+        if max_dist.is_nan() || max_dist < 0.0 {
+            return;
+        }
+        for &slot in self.pending {
+            counters.pending_tests += 1;
+            let o = self.store.obj(slot);
+            if filter.accepts(o.layer) {
+                counters.shape_tests += 1;
+                if let Some(x) = o.shape.cast_ray(ray, max_dist) {
+                    out.push(self.hit(slot, x));
+                }
+            }
+        }
+        if self.root == NONE {
+            sort_hits(out);
             return;
         }
         let stack = &mut scratch.stack;
@@ -688,16 +780,26 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
     ) {
         out.clear();
         counters.queries += 1;
-        if self.root == NONE || k == 0 || !point.is_finite() {
+        if k == 0 || !point.is_finite() {
             return;
         }
         let knn = &mut scratch.knn;
         knn.start(k);
+        for &slot in self.pending {
+            counters.pending_tests += 1;
+            let o = self.store.obj(slot);
+            if filter.accepts(o.layer) {
+                counters.shape_tests += 1;
+                knn.offer(self.store.handle(slot), o.shape.distance_to_point(point));
+            }
+        }
         let dist = |b: &crate::Aabb<V>| b.distance_squared_to_point(point).sqrt();
-        let Some(root) = self.sub.get(self.root) else {
-            return;
-        };
-        knn.push_node(self.root, dist(root));
+        if let Some(root) = (self.root != NONE)
+            .then(|| self.sub.get(self.root))
+            .flatten()
+        {
+            knn.push_node(self.root, dist(root));
+        }
         while let Some(n) = knn.pop_node() {
             counters.node_visits += 1;
             let node = self.node(n);

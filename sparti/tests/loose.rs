@@ -111,7 +111,7 @@ fn an_object_on_a_split_plane_still_sinks_to_its_level() {
 }
 
 #[test]
-fn insertions_are_queued_until_the_first_query() {
+fn insertions_are_queued_until_the_build_step() {
     let mut t = LooseOctree::<u32>::new();
     let descs = (0..100)
         .map(|i| ObjectDesc::new(ball(i as f32, 0.0, 0.0, 0.4), i))
@@ -125,9 +125,18 @@ fn insertions_are_queued_until_the_first_query() {
     t.validate().unwrap();
     let mut out = Vec::new();
     t.query_radius(Vec3::ZERO, 0.5, Filter::ALL, &mut out);
-    assert_eq!(out.len(), 1);
+    assert_eq!(out.len(), 1, "a query sees the queued objects");
+    // Queries run on `&self`: they build nothing, and test the queued
+    // objects one by one (counted).
+    assert_eq!(t.stats().pending, 101);
+    assert_eq!(t.counters().pending_tests, 101);
+    t.flush();
     let st = t.stats();
     assert_eq!(st.pending, 0);
+    t.reset_counters();
+    t.query_radius(Vec3::ZERO, 0.5, Filter::ALL, &mut out);
+    assert_eq!(out.len(), 1, "the same answer from the tree");
+    assert_eq!(t.counters().pending_tests, 0);
     assert!(st.nodes > 10, "the build made a real tree: {st:?}");
     t.validate().unwrap();
 }
@@ -506,6 +515,7 @@ fn pairs_across_sibling_subtrees_are_found_once() {
             }
         }
     }
+    t.flush();
     let (mut pt, mut pb) = (Vec::new(), Vec::new());
     t.pairs(&mut pt);
     b.pairs(&mut pb);
@@ -543,6 +553,7 @@ fn a_static_object_high_in_the_tree_meets_every_moving_object_below() {
         t.insert(d.clone()).unwrap();
         b.insert(d).unwrap();
     }
+    t.flush();
     let (mut pt, mut pb) = (Vec::new(), Vec::new());
     t.pairs(&mut pt);
     b.pairs(&mut pb);
@@ -564,6 +575,7 @@ fn the_pair_search_tests_a_small_share_of_all_pairs() {
         t.insert(d.clone()).unwrap();
         b.insert(d).unwrap();
     }
+    t.flush();
     let (mut pt, mut pb) = (Vec::new(), Vec::new());
     t.pairs(&mut pt);
     b.pairs(&mut pb);
@@ -687,6 +699,7 @@ fn huge_and_zero_size_objects_mix() {
         t.insert(ObjectDesc::new(s, i as u32)).unwrap();
         b.insert(ObjectDesc::new(s, i as u32)).unwrap();
     }
+    t.flush();
     let (mut pt, mut pb) = (Vec::new(), Vec::new());
     t.pairs(&mut pt);
     b.pairs(&mut pb);

@@ -16,7 +16,7 @@ fn ball(x: f32, y: f32, z: f32, r: f32) -> Shape<Vec3> {
 }
 
 #[test]
-fn insertions_are_queued_until_the_first_query() {
+fn insertions_are_queued_until_the_build_step() {
     let mut t = Octree::<u32>::new();
     let descs = (0..100)
         .map(|i| ObjectDesc::new(ball(i as f32, 0.0, 0.0, 0.4), i))
@@ -29,9 +29,18 @@ fn insertions_are_queued_until_the_first_query() {
     t.validate().unwrap();
     let mut out = Vec::new();
     t.query_radius(Vec3::ZERO, 0.5, Filter::ALL, &mut out);
-    assert_eq!(out.len(), 1);
+    assert_eq!(out.len(), 1, "a query sees the queued objects");
+    // Queries run on `&self`: they build nothing, and test the queued
+    // objects one by one (counted).
+    assert_eq!(t.stats().pending, 101);
+    assert_eq!(t.counters().pending_tests, 101);
+    t.flush();
     let st = t.stats();
     assert_eq!(st.pending, 0);
+    t.reset_counters();
+    t.query_radius(Vec3::ZERO, 0.5, Filter::ALL, &mut out);
+    assert_eq!(out.len(), 1, "the same answer from the tree");
+    assert_eq!(t.counters().pending_tests, 0);
     assert!(st.nodes > 10, "the build made a real tree: {st:?}");
     t.validate().unwrap();
 }
@@ -343,6 +352,7 @@ fn a_static_object_high_in_the_tree_meets_every_moving_object_below() {
         t.insert(d.clone()).unwrap();
         b.insert(d).unwrap();
     }
+    t.flush();
     let (mut pt, mut pb) = (Vec::new(), Vec::new());
     t.pairs(&mut pt);
     b.pairs(&mut pb);
@@ -394,6 +404,7 @@ fn objects_at_the_coordinate_limit_work_and_beyond_it_are_refused() {
     let d = ObjectDesc::new(ball(2e18, 0.0, 0.0, 1.0), 99);
     assert_eq!(t.insert(d.clone()), Err(Error::WorldTooLarge));
     assert_eq!(b.insert(d), Err(Error::WorldTooLarge));
+    t.flush();
     let (mut pt, mut pb) = (Vec::new(), Vec::new());
     t.pairs(&mut pt);
     b.pairs(&mut pb);

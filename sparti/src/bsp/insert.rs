@@ -34,40 +34,33 @@ impl<V: Vector, T> Bsp<V, T> {
         Ok(())
     }
 
-    pub(crate) fn push_pending(&mut self, slot: u32) {
-        let s = self.store.slot_mut(slot);
-        s.node = NONE;
-        s.pos = self.pending.len() as u32;
-        self.pending.push(slot);
-    }
-
     /// Builds every queued insertion into the tree (L2).
     pub(crate) fn build_pending(&mut self) {
-        if self.pending.is_empty() {
+        if self.core.pending.is_empty() {
             return;
         }
-        if self.root == NONE {
+        if self.core.root == NONE {
             let world = match self.config.world {
                 Some(w) => w,
                 None => self.world_of_pending(),
             };
-            self.root = self.alloc_node(world, NONE, None, 0);
+            self.core.root = self.alloc_node(world, NONE, None, 0);
         }
-        let pending = core::mem::take(&mut self.pending);
+        let pending = core::mem::take(&mut self.core.pending);
         if !self.build_fresh(&pending) {
             for &slot in &pending {
-                let aabb = self.store.obj(slot).aabb;
+                let aabb = self.core.store.obj(slot).aabb;
                 // Admitted objects are within limits, so growth cannot fail;
                 // and the Reject and Remove policies admitted only objects
                 // inside.
                 self.grow_to(&aabb)
                     .expect("admitted objects are within the coordinate limits");
-                self.place(self.root, slot);
+                self.place(self.core.root, slot);
             }
         }
         // Keep the queue's allocation for the next batch.
-        self.pending = pending;
-        self.pending.clear();
+        self.core.pending = pending;
+        self.core.pending.clear();
     }
 
     /// The bulk build of a tree that holds nothing yet (an empty root with
@@ -84,15 +77,15 @@ impl<V: Vector, T> Bsp<V, T> {
     /// filed in Z order of their centres, so the queries' chunks of them
     /// are compact.
     fn build_fresh(&mut self, pending: &[u32]) -> bool {
-        let root = self.root;
-        let r = &self.nodes[root as usize];
+        let root = self.core.root;
+        let r = &self.core.nodes[root as usize];
         if pending.len() < 2 || r.child_count != 0 || !r.items.is_empty() {
             return false;
         }
         let bounds = r.bounds;
         let mut items = Vec::with_capacity(pending.len());
         for &slot in pending {
-            let o = self.store.obj(slot);
+            let o = self.core.store.obj(slot);
             if !bounds.contains(&o.aabb) {
                 return false;
             }
@@ -104,12 +97,12 @@ impl<V: Vector, T> Bsp<V, T> {
         }
         let capacity = self.config.leaf_capacity as usize;
         // Every node is new: the query boxes are recomputed in one pass.
-        self.sub.mark_stale();
+        self.core.mark_stale();
         let mut bufs = [items.clone(), items];
-        let mut place = vec![(NONE, 0u32); self.store.capacity()];
+        let mut place = vec![(NONE, 0u32); self.core.store.capacity()];
         let mut stack = vec![(root, 0usize, pending.len(), 0usize)];
         while let Some((n, lo, hi, b)) = stack.pop() {
-            let node = &self.nodes[n as usize];
+            let node = &self.core.nodes[n as usize];
             let (src, dst) = split_pair(&mut bufs, b);
             if !node.splits || hi - lo <= capacity {
                 let all = &mut src[lo..hi];
@@ -148,7 +141,7 @@ impl<V: Vector, T> Bsp<V, T> {
         }
         for &slot in pending {
             let (node, pos) = place[slot as usize];
-            let s = self.store.slot_mut(slot);
+            let s = self.core.store.slot_mut(slot);
             s.node = node;
             s.pos = pos;
         }
@@ -165,7 +158,7 @@ impl<V: Vector, T> Bsp<V, T> {
     /// Files objects in node `n`, whose list grows once, noting each
     /// object's node and position in `place` (by slot).
     fn file_all(&mut self, n: u32, its: &[Item<V>], place: &mut [(u32, u32)]) {
-        let node = &mut self.nodes[n as usize];
+        let node = &mut self.core.nodes[n as usize];
         let base = node.items.len();
         node.items.reserve_exact(its.len());
         node.items.extend_from_slice(its);
@@ -179,9 +172,9 @@ impl<V: Vector, T> Bsp<V, T> {
     /// from the smallest corner (so objects on a ground plane lie on the
     /// root's face, not on a split plane through their middle).
     fn world_of_pending(&self) -> Aabb<V> {
-        let mut w = self.store.obj(self.pending[0]).aabb;
-        for &s in &self.pending[1..] {
-            w = w.union(&self.store.obj(s).aabb);
+        let mut w = self.core.store.obj(self.core.pending[0]).aabb;
+        for &s in &self.core.pending[1..] {
+            w = w.union(&self.core.store.obj(s).aabb);
         }
         let m = self.config.min_dimension;
         for i in 0..V::DIM {
@@ -200,7 +193,10 @@ impl<V: Vector, T> Bsp<V, T> {
     /// steps (the coordinate limits make this unreachable).
     pub(crate) fn grow_to(&mut self, aabb: &Aabb<V>) -> Result<(), Error> {
         for _ in 0..MAX_GROWTH_STEPS {
-            if self.nodes[self.root as usize].bounds.contains(aabb) {
+            if self.core.nodes[self.core.root as usize]
+                .bounds
+                .contains(aabb)
+            {
                 return Ok(());
             }
             self.grow_once(aabb);
@@ -213,8 +209,8 @@ impl<V: Vector, T> Bsp<V, T> {
     /// out of, split exactly at the old root's face, which makes the old root
     /// one of its children.
     fn grow_once(&mut self, target: &Aabb<V>) {
-        let old = self.root;
-        let b = self.nodes[old as usize].bounds;
+        let old = self.core.root;
+        let b = self.core.nodes[old as usize].bounds;
         let size = b.size();
         let mut axis = None;
         for i in 0..V::DIM {
@@ -238,10 +234,10 @@ impl<V: Vector, T> Bsp<V, T> {
             (Aabb { min: b.min, max }, hi, 0)
         };
         let new = self.alloc_node(bounds, NONE, Some((a, split)), 0);
-        self.nodes[new as usize].children[k] = old;
-        self.nodes[new as usize].child_count = 1;
-        self.nodes[old as usize].parent = new;
-        self.root = new;
+        self.core.nodes[new as usize].children[k] = old;
+        self.core.nodes[new as usize].child_count = 1;
+        self.core.nodes[old as usize].parent = new;
+        self.core.root = new;
         self.lift_objects_on_new_plane(old);
         // The old root may be an empty leaf (a preset world the first objects
         // all lie outside of): it is an ordinary node now, and counts down.
@@ -253,8 +249,8 @@ impl<V: Vector, T> Bsp<V, T> {
     /// the new root now, and the nodes of the old subtree on that face must
     /// now keep objects strictly inside it.
     fn lift_objects_on_new_plane(&mut self, old: u32) {
-        let root = &self.nodes[self.root as usize];
-        let (a, s, root_id) = (root.axis as usize, root.split, self.root);
+        let root = &self.core.nodes[self.core.root as usize];
+        let (a, s, root_id) = (root.axis as usize, root.split, self.core.root);
         let k = usize::from(root.children[1] == old);
         let face = Self::split_face(root.axis, k);
         let touches = |b: &Aabb<V>| b.min.get(a) <= s && s <= b.max.get(a);
@@ -264,10 +260,10 @@ impl<V: Vector, T> Bsp<V, T> {
         stack.push((old, 0));
         while let Some((n, _)) = stack.pop() {
             // Every node visited lies on the plane, on the old root's side.
-            self.nodes[n as usize].strict |= face;
+            self.core.nodes[n as usize].strict |= face;
             let mut i = 0;
-            while i < self.nodes[n as usize].items.len() {
-                let it = self.nodes[n as usize].items[i];
+            while i < self.core.nodes[n as usize].items.len() {
+                let it = self.core.nodes[n as usize].items[i];
                 if touches(&it.aabb) {
                     self.unfile_at(n, i);
                     lifted.push((n, it.slot));
@@ -275,15 +271,15 @@ impl<V: Vector, T> Bsp<V, T> {
                     i += 1;
                 }
             }
-            for &c in &self.nodes[n as usize].children {
-                if c != NONE && touches(&self.nodes[c as usize].bounds) {
+            for &c in &self.core.nodes[n as usize].children {
+                if c != NONE && touches(&self.core.nodes[c as usize].bounds) {
                     stack.push((c, 0));
                 }
             }
         }
         self.stack = stack;
         for &(n, slot) in &lifted {
-            let aabb = self.store.obj(slot).aabb;
+            let aabb = self.core.store.obj(slot).aabb;
             self.file(root_id, slot, aabb);
             self.note_if_empty(n);
         }
@@ -324,30 +320,30 @@ impl<V: Vector, T> Bsp<V, T> {
             idle_frames: 0,
             listed: false,
         };
-        if let Some(n) = self.free_nodes.pop() {
-            let items = core::mem::take(&mut self.nodes[n as usize].items);
-            self.nodes[n as usize] = fresh(items);
-            self.sub.mark_node(n);
+        if let Some(n) = self.core.free_nodes.pop() {
+            let items = core::mem::take(&mut self.core.nodes[n as usize].items);
+            self.core.nodes[n as usize] = fresh(items);
+            self.core.mark_node(n);
             n
         } else {
-            self.nodes.push(fresh(Vec::new()));
-            let n = (self.nodes.len() - 1) as u32;
-            self.sub.mark_node(n);
+            self.core.nodes.push(fresh(Vec::new()));
+            let n = (self.core.nodes.len() - 1) as u32;
+            self.core.mark_node(n);
             n
         }
     }
 
     /// Child `k` of `n`, created if absent.
     fn child_or_create(&mut self, n: u32, k: usize) -> u32 {
-        let c = self.nodes[n as usize].children[k];
+        let c = self.core.nodes[n as usize].children[k];
         if c != NONE {
             return c;
         }
-        let p = &self.nodes[n as usize];
+        let p = &self.core.nodes[n as usize];
         let bounds = Self::child_bounds(p, k);
         let strict = p.strict | Self::split_face(p.axis, k);
         let c = self.alloc_node(bounds, n, None, strict);
-        let node = &mut self.nodes[n as usize];
+        let node = &mut self.core.nodes[n as usize];
         node.children[k] = c;
         node.child_count += 1;
         self.mark_used(n);
@@ -366,10 +362,10 @@ impl<V: Vector, T> Bsp<V, T> {
         let mut work = core::mem::take(&mut self.work);
         work.push((start, slot));
         while let Some((mut n, slot)) = work.pop() {
-            let aabb = self.store.obj(slot).aabb;
+            let aabb = self.core.store.obj(slot).aabb;
             loop {
                 visits += 1;
-                let node = &self.nodes[n as usize];
+                let node = &self.core.nodes[n as usize];
                 let full = self.is_full(node);
                 if full && node.child_count == 0 {
                     // A full leaf is about to take one more: its objects
@@ -377,7 +373,7 @@ impl<V: Vector, T> Bsp<V, T> {
                     self.unfile_fitting(n, &mut work);
                 }
                 let side = if full {
-                    Self::side_of(&self.nodes[n as usize], &aabb)
+                    Self::side_of(&self.core.nodes[n as usize], &aabb)
                 } else {
                     None
                 };
@@ -397,8 +393,8 @@ impl<V: Vector, T> Bsp<V, T> {
     /// Moves the objects of leaf `n` that fit a child to the work list.
     fn unfile_fitting(&mut self, n: u32, work: &mut Vec<(u32, u32)>) {
         let mut i = 0;
-        while i < self.nodes[n as usize].items.len() {
-            let node = &self.nodes[n as usize];
+        while i < self.core.nodes[n as usize].items.len() {
+            let node = &self.core.nodes[n as usize];
             let it = node.items[i];
             if Self::side_of(node, &it.aabb).is_some() {
                 self.unfile_at(n, i);
@@ -411,16 +407,16 @@ impl<V: Vector, T> Bsp<V, T> {
 
     /// Adds an object to node `n`'s list.
     fn file(&mut self, n: u32, slot: u32, aabb: Aabb<V>) {
-        self.sub.mark_node(n);
-        let is_static = self.store.obj(slot).is_static;
-        let node = &mut self.nodes[n as usize];
+        self.core.mark_node(n);
+        let is_static = self.core.store.obj(slot).is_static;
+        let node = &mut self.core.nodes[n as usize];
         let pos = node.items.len() as u32;
         node.items.push(Item {
             aabb,
             slot,
             is_static,
         });
-        let s = self.store.slot_mut(slot);
+        let s = self.core.store.slot_mut(slot);
         s.node = n;
         s.pos = pos;
         self.mark_used(n);
@@ -429,18 +425,18 @@ impl<V: Vector, T> Bsp<V, T> {
     /// Takes item `i` out of node `n`'s list (swap-remove) and fixes the
     /// position of the item moved into its place. The node may be left empty.
     pub(crate) fn unfile_at(&mut self, n: u32, i: usize) {
-        self.sub.mark_node(n);
-        let node = &mut self.nodes[n as usize];
+        self.core.mark_node(n);
+        let node = &mut self.core.nodes[n as usize];
         node.items.swap_remove(i);
         if let Some(moved) = node.items.get(i) {
-            self.store.slot_mut(moved.slot).pos = i as u32;
+            self.core.store.slot_mut(moved.slot).pos = i as u32;
         }
     }
 
     /// A node gained an object or a child: if it was idle, it is reused, and
     /// its lifespan doubles (L5).
     fn mark_used(&mut self, n: u32) {
-        let node = &mut self.nodes[n as usize];
+        let node = &mut self.core.nodes[n as usize];
         if node.state == NodeState::Idle {
             node.state = NodeState::Live;
             node.idle_frames = 0;

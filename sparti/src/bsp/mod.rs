@@ -12,15 +12,13 @@ mod validate;
 
 use glam::{Vec2, Vec3};
 
-use crate::geometry::{Aabb, Ray, Region, Shape, Vector};
-use crate::index::{Item, Neighbor};
-use crate::orthtree::{MAX_COORDINATE, NodeState, within_limits};
-use crate::store::{NONE, Store};
-use crate::traverse::{Scratch, SubBounds, Tree, TreeNode};
-use crate::{
-    Counters, Error, Filter, Handle, LayerMatrix, Object, ObjectDesc, OutOfBounds, RayHit,
-    SpatialIndex, TreeStats, ValidationError,
-};
+use crate::geometry::{Aabb, Shape, Vector};
+use crate::index::Item;
+use crate::kernel::{Core, Family, Spare};
+use crate::orthtree::{MAX_COORDINATE, NodeState, PairScratch, within_limits};
+use crate::store::NONE;
+use crate::traverse::TreeNode;
+use crate::{Counters, Error, Handle, Object, OutOfBounds, TreeStats, ValidationError};
 
 /// Settings of a [`Bsp`].
 ///
@@ -215,31 +213,15 @@ pub(crate) fn layout<V: Vector>(b: &Aabb<V>, min_dimension: f32) -> (u8, f32, bo
 /// ```
 pub struct Bsp<V: Vector, T> {
     config: BspConfig<V>,
-    store: Store<Object<V, T>>,
-    nodes: Vec<Node<V>>,
-    free_nodes: Vec<u32>,
-    root: u32,
-    /// Objects inserted but not yet built into the tree (L2).
-    pending: Vec<u32>,
-    /// Empty leaves counting down (L5).
-    idle: Vec<u32>,
-    /// A spare buffer for `idle` while it is aged.
-    idle_spare: Vec<u32>,
-    /// Objects removed by the `Remove` policy, for the caller to collect.
-    evicted: Vec<(Handle, T)>,
-    matrix: LayerMatrix,
-    counters: Counters,
-    /// Buffers of the shared queries.
-    scratch: Scratch,
-    /// The boxes around the subtrees' objects, for the queries.
-    sub: SubBounds<V>,
+    /// The objects, the nodes and everything else the families share.
+    core: Core<V, T, Node<V>>,
     /// Nodes examined by updates to find objects' new nodes.
     update_visits: u64,
-    // Scratch buffers, kept to avoid allocating per operation.
+    // Scratch buffers of the changes, kept to avoid allocating per operation.
     work: Vec<(u32, u32)>,
     stack: Vec<(u32, u32)>,
-    ancestors: Vec<Item<V>>,
-    pair_stack: Vec<(u32, u32, u32)>,
+    /// The pair search's buffers, lent to each search.
+    pair_scratch: Spare<PairScratch<V>>,
 }
 
 /// The 2D BSP: splits alternate between X and Y by the cells' shape.
@@ -281,23 +263,11 @@ impl<V: Vector, T> Bsp<V, T> {
         }
         Ok(Self {
             config,
-            store: Store::default(),
-            nodes: Vec::new(),
-            free_nodes: Vec::new(),
-            root: NONE,
-            pending: Vec::new(),
-            idle: Vec::new(),
-            idle_spare: Vec::new(),
-            evicted: Vec::new(),
-            matrix: LayerMatrix::ALL,
-            counters: Counters::default(),
-            scratch: Scratch::default(),
-            sub: SubBounds::default(),
+            core: Core::default(),
             update_visits: 0,
             work: Vec::new(),
             stack: Vec::new(),
-            ancestors: Vec::new(),
-            pair_stack: Vec::new(),
+            pair_scratch: Spare::default(),
         })
     }
 
@@ -308,7 +278,7 @@ impl<V: Vector, T> Bsp<V, T> {
 
     /// The root region, once the tree is built.
     pub fn root_bounds(&self) -> Option<Aabb<V>> {
-        (self.root != NONE).then(|| self.nodes[self.root as usize].bounds)
+        (self.core.root != NONE).then(|| self.core.nodes[self.core.root as usize].bounds)
     }
 
     /// The bounds of the node an object is filed in; `None` while it waits
@@ -317,12 +287,12 @@ impl<V: Vector, T> Bsp<V, T> {
     /// # Errors
     /// [`Error::StaleHandle`].
     pub fn node_bounds_of(&self, h: Handle) -> Result<Option<Aabb<V>>, Error> {
-        let n = self.store.slot(self.store.resolve(h)?).node;
-        Ok((n != NONE).then(|| self.nodes[n as usize].bounds))
+        let n = self.core.store.slot(self.core.store.resolve(h)?).node;
+        Ok((n != NONE).then(|| self.core.nodes[n as usize].bounds))
     }
 
-    /// Nodes examined by [`SpatialIndex::update`] to find the moved objects'
-    /// new nodes since the last [`SpatialIndex::reset_counters`]: the
+    /// Nodes examined by [`SpatialIndex::update`](crate::SpatialIndex::update) to find the moved objects'
+    /// new nodes since the last [`SpatialIndex::reset_counters`](crate::SpatialIndex::reset_counters): the
     /// object's own node, each ancestor climbed to, and each node on the way
     /// down. An object that stays in its node costs 1; one that moves to the
     /// neighbouring cell costs a few, whatever the depth of the tree (L3).
@@ -333,7 +303,7 @@ impl<V: Vector, T> Bsp<V, T> {
     /// Takes the objects removed by the [`OutOfBounds::Remove`] policy since
     /// the last call, with their values.
     pub fn take_evicted(&mut self) -> Vec<(Handle, T)> {
-        core::mem::take(&mut self.evicted)
+        core::mem::take(&mut self.core.evicted)
     }
 
     /// The child of `node` that holds `aabb` (0 below the split, 1 above),
@@ -414,12 +384,12 @@ impl<V: Vector, T> Bsp<V, T> {
     /// Calls `f(bounds, depth, object_count)` for every node, parents before
     /// children (the root has depth 0): for drawing the tree (M3).
     fn nodes_depth_first(&self, mut f: impl FnMut(&Aabb<V>, usize, usize)) {
-        if self.root == NONE {
+        if self.core.root == NONE {
             return;
         }
-        let mut stack = vec![(self.root, 0usize)];
+        let mut stack = vec![(self.core.root, 0usize)];
         while let Some((n, depth)) = stack.pop() {
-            let node = &self.nodes[n as usize];
+            let node = &self.core.nodes[n as usize];
             f(&node.bounds, depth, node.items.len());
             for &c in node.children.iter().rev() {
                 if c != NONE {
@@ -430,227 +400,60 @@ impl<V: Vector, T> Bsp<V, T> {
     }
 }
 
-impl<V: Vector, T> SpatialIndex<V, T> for Bsp<V, T> {
-    fn insert(&mut self, desc: ObjectDesc<V, T>) -> Result<Handle, Error> {
-        let obj = Object::from_desc(desc)?;
-        self.admit(&obj.aabb)?;
-        let h = self.store.insert(obj)?;
-        self.push_pending(h.index);
-        Ok(h)
+crate::kernel::impl_spatial_index!(Bsp);
+
+impl<V: Vector, T> Family<V, T> for Bsp<V, T> {
+    type Node = Node<V>;
+
+    fn core(&self) -> &Core<V, T, Node<V>> {
+        &self.core
     }
 
-    fn insert_many(&mut self, descs: Vec<ObjectDesc<V, T>>) -> Result<Vec<Handle>, Error> {
-        self.sub.mark_stale();
-        for d in &descs {
-            d.shape.check()?;
-            self.admit(&d.shape.aabb())?;
-        }
-        let mut out = Vec::with_capacity(descs.len());
-        self.store.reserve(descs.len());
-        self.pending.reserve(descs.len());
-        for d in descs {
-            out.push(self.insert(d)?);
-        }
-        Ok(out)
+    fn core_mut(&mut self) -> &mut Core<V, T, Node<V>> {
+        &mut self.core
     }
 
-    fn update(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error> {
-        // The object's box may have changed in place in its node: mark it
-        // (the nodes it left or entered are marked as it is filed).
-        let r = self.update_shape(h, shape);
-        if let Ok(slot) = self.store.resolve(h) {
-            let n = self.store.slot(slot).node;
-            if n != NONE {
-                self.sub.mark_node(n);
-            }
-        }
-        r
+    fn admit(&self, aabb: &Aabb<V>) -> Result<(), Error> {
+        Bsp::admit(self, aabb)
     }
 
-    fn remove(&mut self, h: Handle) -> Result<T, Error> {
-        let slot = self.store.resolve(h)?;
-        self.detach(slot);
-        Ok(self.store.remove(slot).value)
+    fn build_pending(&mut self) {
+        Bsp::build_pending(self);
     }
 
-    fn get(&self, h: Handle) -> Result<&Object<V, T>, Error> {
-        self.store.get(h)
+    fn update_shape(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error> {
+        Bsp::update_shape(self, h, shape)
     }
 
-    fn value_mut(&mut self, h: Handle) -> Result<&mut T, Error> {
-        self.store.value_mut(h)
+    fn detach(&mut self, slot: u32) {
+        Bsp::detach(self, slot);
     }
 
-    fn len(&self) -> usize {
-        self.store.len()
+    fn age_idle_nodes(&mut self) {
+        Bsp::age_idle_nodes(self);
     }
 
-    fn objects<'a>(&'a self) -> impl Iterator<Item = (Handle, &'a Object<V, T>)>
-    where
-        T: 'a,
-    {
-        self.store.objects()
-    }
-
-    fn clear(&mut self) {
-        self.sub.mark_stale();
-        self.store.clear();
-        self.nodes.clear();
-        self.free_nodes.clear();
-        self.root = NONE;
-        self.pending.clear();
-        self.idle.clear();
-    }
-
-    fn flush(&mut self) {
-        self.build_pending();
-    }
-
-    fn end_frame(&mut self) {
-        self.age_idle_nodes();
-    }
-
-    fn query<R: Region<V>>(&mut self, region: &R, filter: Filter, out: &mut Vec<Handle>) {
-        self.build_pending();
-        self.sub.refresh(&self.nodes, self.root);
-        Tree {
-            nodes: &self.nodes,
-            root: self.root,
-            store: &self.store,
-            sub: &self.sub,
-        }
-        .query(&mut self.scratch, &mut self.counters, region, filter, out);
-    }
-
-    fn ray_nearest(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter) -> Option<RayHit<V>> {
-        self.build_pending();
-        self.sub.refresh(&self.nodes, self.root);
-        Tree {
-            nodes: &self.nodes,
-            root: self.root,
-            store: &self.store,
-            sub: &self.sub,
-        }
-        .ray_nearest(&mut self.scratch, &mut self.counters, ray, max_dist, filter)
-    }
-
-    fn ray_all(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter, out: &mut Vec<RayHit<V>>) {
-        self.build_pending();
-        self.sub.refresh(&self.nodes, self.root);
-        Tree {
-            nodes: &self.nodes,
-            root: self.root,
-            store: &self.store,
-            sub: &self.sub,
-        }
-        .ray_all(
-            &mut self.scratch,
-            &mut self.counters,
-            ray,
-            max_dist,
-            filter,
-            out,
-        );
-    }
-
-    fn nearest_k(&mut self, point: V, k: usize, filter: Filter, out: &mut Vec<Neighbor>) {
-        self.build_pending();
-        self.sub.refresh(&self.nodes, self.root);
-        Tree {
-            nodes: &self.nodes,
-            root: self.root,
-            store: &self.store,
-            sub: &self.sub,
-        }
-        .nearest(&mut self.scratch, &mut self.counters, point, k, filter, out);
-    }
-
-    fn ray_nearest_batch(
-        &mut self,
-        rays: &[(Ray<V>, f32)],
-        filter: Filter,
-        out: &mut Vec<Option<RayHit<V>>>,
-    ) where
-        T: Sync,
-    {
-        self.build_pending();
-        self.sub.refresh(&self.nodes, self.root);
-        Tree {
-            nodes: &self.nodes,
-            root: self.root,
-            store: &self.store,
-            sub: &self.sub,
-        }
-        .ray_nearest_batch(&mut self.scratch, &mut self.counters, rays, filter, out);
-    }
-
-    fn query_aabb_batch(
-        &mut self,
-        boxes: &[Aabb<V>],
-        filter: Filter,
-        handles: &mut Vec<Handle>,
-        offsets: &mut Vec<usize>,
-    ) where
-        T: Sync,
-    {
-        self.build_pending();
-        self.sub.refresh(&self.nodes, self.root);
-        Tree {
-            nodes: &self.nodes,
-            root: self.root,
-            store: &self.store,
-            sub: &self.sub,
-        }
-        .query_batch(
-            &mut self.scratch,
-            &mut self.counters,
-            boxes,
-            filter,
-            handles,
-            offsets,
-        );
-    }
-
-    fn set_layer_matrix(&mut self, matrix: LayerMatrix) {
-        self.matrix = matrix;
-    }
-
-    fn layer_matrix(&self) -> &LayerMatrix {
-        &self.matrix
-    }
-
-    fn for_each_pair<F>(&mut self, f: F)
+    fn find_pairs<F>(&self, counters: &mut Counters, f: &mut F)
     where
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
     {
-        self.build_pending();
-        self.find_pairs(f);
+        Bsp::find_pairs(self, counters, f);
     }
 
-    fn counters(&self) -> Counters {
-        self.counters
-    }
-
-    fn reset_counters(&mut self) {
-        self.counters = Counters::default();
+    fn reset_own_counters(&mut self) {
         self.update_visits = 0;
     }
 
-    fn stats(&self) -> TreeStats {
-        let mut stats = self.tree_stats();
-        stats.memory_bytes += self.sub.memory_bytes();
-        stats
+    fn tree_stats(&self) -> TreeStats {
+        Bsp::tree_stats(self)
     }
 
-    fn for_each_node<F: FnMut(&Aabb<V>, usize, usize)>(&self, f: F) {
-        self.nodes_depth_first(f);
+    fn nodes_depth_first(&self, f: &mut dyn FnMut(&Aabb<V>, usize, usize)) {
+        Bsp::nodes_depth_first(self, f);
     }
 
-    fn validate(&self) -> Result<(), ValidationError> {
-        self.check_invariants()?;
-        self.sub
-            .check(&self.nodes, self.root)
-            .map_err(ValidationError)
+    fn check_invariants(&self) -> Result<(), ValidationError> {
+        Bsp::check_invariants(self)
     }
 }
 

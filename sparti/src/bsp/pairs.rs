@@ -4,8 +4,10 @@
 use super::Bsp;
 use crate::geometry::Vector;
 use crate::index::report_pair;
+use crate::kernel::Core;
+use crate::orthtree::PairScratch;
 use crate::store::NONE;
-use crate::{Handle, Object};
+use crate::{Counters, Handle, Object};
 
 impl<V: Vector, T> Bsp<V, T> {
     /// Depth-first over the tree with a stack of ancestor objects. Each node
@@ -13,23 +15,23 @@ impl<V: Vector, T> Bsp<V, T> {
     /// own bounds: an ancestor object that misses a node misses its whole
     /// subtree. The candidates of a node are a segment of one buffer, so
     /// nothing is allocated per node or per frame.
-    pub(crate) fn find_pairs<F>(&mut self, mut f: F)
+    pub(crate) fn find_pairs<F>(&self, counters: &mut Counters, f: &mut F)
     where
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
     {
-        if self.root == NONE {
-            return;
-        }
-        let Self {
+        let Core {
             nodes,
             store,
-            pair_stack: stack,
-            ancestors: buf,
-            counters,
             root,
             matrix,
             ..
-        } = self;
+        } = &self.core;
+        let mut scratch = self.pair_scratch.take();
+        let PairScratch {
+            stack,
+            ancestors: buf,
+            ..
+        } = &mut scratch;
         buf.clear();
         stack.clear();
         // (node, its parent's candidate segment `buf[start..end]`)
@@ -56,7 +58,7 @@ impl<V: Vector, T> Bsp<V, T> {
                     counters.pair_tests += 1;
                     if a.aabb.intersects(&b.aabb) && !(a.is_static && b.is_static) {
                         counters.shape_tests += 1;
-                        report_pair(store, matrix, a.slot, b.slot, &mut f);
+                        report_pair(store, matrix, a.slot, b.slot, f);
                     }
                 }
             }
@@ -70,5 +72,6 @@ impl<V: Vector, T> Bsp<V, T> {
                 }
             }
         }
+        self.pair_scratch.put(scratch);
     }
 }

@@ -12,7 +12,7 @@ impl<V: Vector, T> Bsp<V, T> {
     /// of the ancestor's own ancestors, see [`Bsp::holds`]), then sinks as
     /// deep as it fits (L3).
     pub(crate) fn update_shape(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error> {
-        let slot = self.store.resolve(h)?;
+        let slot = self.core.store.resolve(h)?;
         let aabb = shape.checked_aabb()?;
         if !within_limits(&aabb) {
             return Err(Error::WorldTooLarge);
@@ -23,34 +23,34 @@ impl<V: Vector, T> Bsp<V, T> {
         if world.is_some_and(|w| !w.contains(&aabb)) {
             match self.config.out_of_bounds {
                 // A queued object is placed, growing the root, by the build.
-                OutOfBounds::Grow if self.root != NONE => self.grow_to(&aabb)?,
+                OutOfBounds::Grow if self.core.root != NONE => self.grow_to(&aabb)?,
                 OutOfBounds::Grow => {}
                 OutOfBounds::Reject => return Err(Error::OutsideWorld),
                 OutOfBounds::Remove => {
                     self.detach(slot);
-                    let obj = self.store.remove(slot);
-                    self.evicted.push((h, obj.value));
+                    let obj = self.core.store.remove(slot);
+                    self.core.evicted.push((h, obj.value));
                     return Ok(());
                 }
             }
         }
-        if self.store.slot(slot).node == NONE {
+        if self.core.store.slot(slot).node == NONE {
             // Still queued: the build will place it.
-            let o = self.store.obj_mut(slot);
+            let o = self.core.store.obj_mut(slot);
             o.shape = shape;
             o.aabb = aabb;
             return Ok(());
         }
-        let o = self.store.obj_mut(slot);
+        let o = self.core.store.obj_mut(slot);
         o.shape = shape;
         o.aabb = aabb;
         // Read the place after any growth, which may have lifted the object.
         let (n, pos) = {
-            let s = self.store.slot(slot);
+            let s = self.core.store.slot(slot);
             (s.node, s.pos as usize)
         };
         self.update_visits += 1;
-        let node = &self.nodes[n as usize];
+        let node = &self.core.nodes[n as usize];
         // Fast path: still inside its node, and no deeper place for it (a
         // leaf within its capacity keeps its objects whatever their size).
         if Self::holds(node, &aabb)
@@ -59,13 +59,13 @@ impl<V: Vector, T> Bsp<V, T> {
                     && node.items.len() <= self.config.leaf_capacity as usize)
                 || Self::side_of(node, &aabb).is_none())
         {
-            self.nodes[n as usize].items[pos].aabb = aabb;
+            self.core.nodes[n as usize].items[pos].aabb = aabb;
             return Ok(());
         }
         self.unfile_at(n, pos);
         let mut up = n;
-        while !Self::holds(&self.nodes[up as usize], &aabb) {
-            up = self.nodes[up as usize].parent;
+        while !Self::holds(&self.core.nodes[up as usize], &aabb) {
+            up = self.core.nodes[up as usize].parent;
             self.update_visits += 1;
         }
         // `place` examines `up` again: count it once.
@@ -78,14 +78,11 @@ impl<V: Vector, T> Bsp<V, T> {
     /// allocated).
     pub(crate) fn detach(&mut self, slot: u32) {
         let (n, pos) = {
-            let s = self.store.slot(slot);
+            let s = self.core.store.slot(slot);
             (s.node, s.pos as usize)
         };
         if n == NONE {
-            self.pending.swap_remove(pos);
-            if let Some(&moved) = self.pending.get(pos) {
-                self.store.slot_mut(moved).pos = pos as u32;
-            }
+            self.core.unqueue(slot);
         } else {
             self.unfile_at(n, pos);
             self.note_if_empty(n);
@@ -94,8 +91,8 @@ impl<V: Vector, T> Bsp<V, T> {
 
     /// Starts the countdown of a node that has become an empty leaf.
     pub(crate) fn note_if_empty(&mut self, n: u32) {
-        let node = &mut self.nodes[n as usize];
-        if n == self.root || node.state != NodeState::Live {
+        let node = &mut self.core.nodes[n as usize];
+        if n == self.core.root || node.state != NodeState::Live {
             return;
         }
         if node.items.is_empty() && node.child_count == 0 {
@@ -103,7 +100,7 @@ impl<V: Vector, T> Bsp<V, T> {
             node.idle_frames = 0;
             if !node.listed {
                 node.listed = true;
-                self.idle.push(n);
+                self.core.idle.push(n);
             }
         }
     }
@@ -113,11 +110,14 @@ impl<V: Vector, T> Bsp<V, T> {
     pub(crate) fn age_idle_nodes(&mut self) {
         // Work on the list while parents made empty by pruning are listed in
         // a second buffer (kept between frames: no allocation per frame).
-        let mut idle = core::mem::replace(&mut self.idle, core::mem::take(&mut self.idle_spare));
+        let mut idle = core::mem::replace(
+            &mut self.core.idle,
+            core::mem::take(&mut self.core.idle_spare),
+        );
         let mut i = 0;
         while i < idle.len() {
             let n = idle[i];
-            let node = &mut self.nodes[n as usize];
+            let node = &mut self.core.nodes[n as usize];
             if node.state != NodeState::Idle {
                 // Reused since it was listed.
                 node.listed = false;
@@ -135,8 +135,8 @@ impl<V: Vector, T> Bsp<V, T> {
             node.state = NodeState::Free;
             node.parent = NONE;
             node.items.shrink_to(FREED_ITEMS_CAPACITY);
-            self.free_nodes.push(n);
-            let p = &mut self.nodes[parent as usize];
+            self.core.free_nodes.push(n);
+            let p = &mut self.core.nodes[parent as usize];
             let k = p
                 .children
                 .iter()
@@ -144,11 +144,11 @@ impl<V: Vector, T> Bsp<V, T> {
                 .expect("a node is a child of its parent");
             p.children[k] = NONE;
             p.child_count -= 1;
-            // The parent, if now an empty leaf, is listed in `self.idle`
+            // The parent, if now an empty leaf, is listed in `self.core.idle`
             // and starts its countdown from the next frame.
             self.note_if_empty(parent);
         }
-        idle.append(&mut self.idle);
-        self.idle_spare = core::mem::replace(&mut self.idle, idle);
+        idle.append(&mut self.core.idle);
+        self.core.idle_spare = core::mem::replace(&mut self.core.idle, idle);
     }
 }

@@ -37,18 +37,18 @@ impl<V: Vector, T> Bsp<V, T> {
     ///   has no duplicates and names only listed nodes; the free list holds
     ///   exactly the free nodes.
     pub(crate) fn check_invariants(&self) -> Result<(), ValidationError> {
-        let mut seen = vec![false; self.nodes.len()];
+        let mut seen = vec![false; self.core.nodes.len()];
         let mut filed = 0usize;
-        if self.root != NONE {
-            let r = &self.nodes[self.root as usize];
+        if self.core.root != NONE {
+            let r = &self.core.nodes[self.core.root as usize];
             ensure!(r.parent == NONE, "root has a parent");
             ensure!(r.state == NodeState::Live, "root is {:?}", r.state);
             ensure!(r.strict == 0, "root has strict faces {:#b}", r.strict);
-            let mut stack = vec![self.root];
+            let mut stack = vec![self.core.root];
             while let Some(n) = stack.pop() {
                 ensure!(!seen[n as usize], "node {n} reached twice");
                 seen[n as usize] = true;
-                let node = &self.nodes[n as usize];
+                let node = &self.core.nodes[n as usize];
                 ensure!(node.state != NodeState::Free, "free node {n} in the tree");
                 self.check_geometry(n, node)?;
                 let mut count = 0;
@@ -57,7 +57,7 @@ impl<V: Vector, T> Bsp<V, T> {
                         continue;
                     }
                     count += 1;
-                    let child = &self.nodes[c as usize];
+                    let child = &self.core.nodes[c as usize];
                     ensure!(
                         child.parent == n,
                         "child {c} of {n} names parent {}",
@@ -86,7 +86,7 @@ impl<V: Vector, T> Bsp<V, T> {
                 );
                 for (pos, it) in node.items.iter().enumerate() {
                     filed += 1;
-                    let s = self.store.slot(it.slot);
+                    let s = self.core.store.slot(it.slot);
                     self.check_item(n, pos, it, s)?;
                     let o = s.get().expect("checked live");
                     ensure!(
@@ -110,7 +110,7 @@ impl<V: Vector, T> Bsp<V, T> {
                     );
                 }
                 let empty_leaf = node.items.is_empty() && node.child_count == 0;
-                if n != self.root {
+                if n != self.core.root {
                     ensure!(
                         (node.state == NodeState::Idle) == empty_leaf,
                         "node {n} is {:?} but empty leaf = {empty_leaf}",
@@ -132,8 +132,8 @@ impl<V: Vector, T> Bsp<V, T> {
                 );
             }
         }
-        for (pos, &slot) in self.pending.iter().enumerate() {
-            let s = self.store.slot(slot);
+        for (pos, &slot) in self.core.pending.iter().enumerate() {
+            let s = self.core.store.slot(slot);
             ensure!(s.get().is_some(), "pending slot {slot} is free");
             ensure!(
                 s.node == NONE && s.pos as usize == pos,
@@ -141,18 +141,18 @@ impl<V: Vector, T> Bsp<V, T> {
             );
         }
         ensure!(
-            filed + self.pending.len() == self.store.len(),
+            filed + self.core.pending.len() == self.core.store.len(),
             "{filed} filed + {} pending != {} objects",
-            self.pending.len(),
-            self.store.len()
+            self.core.pending.len(),
+            self.core.store.len()
         );
-        for &f in &self.free_nodes {
+        for &f in &self.core.free_nodes {
             ensure!(
                 !seen[f as usize],
                 "free node {f} is in the tree or listed twice"
             );
             ensure!(
-                self.nodes[f as usize].state == NodeState::Free,
+                self.core.nodes[f as usize].state == NodeState::Free,
                 "free node {f} state"
             );
             seen[f as usize] = true;
@@ -161,24 +161,27 @@ impl<V: Vector, T> Bsp<V, T> {
             seen.iter().all(|&s| s),
             "a node is neither in the tree nor free"
         );
-        for &n in &self.idle {
-            let node = &self.nodes[n as usize];
+        for &n in &self.core.idle {
+            let node = &self.core.nodes[n as usize];
             ensure!(node.listed, "idle list names unlisted node {n}");
             ensure!(
                 node.state != NodeState::Free,
                 "idle list names free node {n}"
             );
         }
-        let listed = self.nodes.iter().filter(|n| n.listed).count();
+        let listed = self.core.nodes.iter().filter(|n| n.listed).count();
         ensure!(
-            listed == self.idle.len(),
+            listed == self.core.idle.len(),
             "{listed} nodes marked listed, {} in the idle list",
-            self.idle.len()
+            self.core.idle.len()
         );
-        let mut sorted = self.idle.clone();
+        let mut sorted = self.core.idle.clone();
         sorted.sort_unstable();
         sorted.dedup();
-        ensure!(sorted.len() == self.idle.len(), "idle list has duplicates");
+        ensure!(
+            sorted.len() == self.core.idle.len(),
+            "idle list has duplicates"
+        );
         Ok(())
     }
 
@@ -193,7 +196,7 @@ impl<V: Vector, T> Bsp<V, T> {
         );
         if node.grown {
             ensure!(
-                node.parent == NONE || self.nodes[node.parent as usize].grown,
+                node.parent == NONE || self.core.nodes[node.parent as usize].grown,
                 "growth node {n} below an ordinary node"
             );
             ensure!(node.splits, "growth node {n} cannot split");
@@ -246,18 +249,17 @@ impl<V: Vector, T> Bsp<V, T> {
 
     pub(crate) fn tree_stats(&self) -> TreeStats {
         let mut st = TreeStats {
-            objects: self.store.len(),
-            pending: self.pending.len(),
+            objects: self.core.store.len(),
+            pending: self.core.pending.len(),
             ..TreeStats::default()
         };
         let mut items_capacity = 0;
-        for node in &self.nodes {
+        for node in &self.core.nodes {
             items_capacity += node.items.capacity();
         }
-        st.memory_bytes = self.nodes.capacity() * size_of::<Node<V>>()
+        st.memory_bytes = self.core.memory_bytes()
             + items_capacity * size_of::<Item<V>>()
-            + self.store.capacity() * size_of::<Slot<Object<V, T>>>()
-            + (self.pending.capacity() + self.idle.capacity() + self.free_nodes.capacity()) * 4;
+            + self.pair_scratch.with(|s| s.map_or(0, |s| s.memory()));
         self.nodes_depth_first(|_, depth, count| {
             st.nodes += 1;
             st.max_depth = st.max_depth.max(depth);
@@ -266,8 +268,9 @@ impl<V: Vector, T> Bsp<V, T> {
             }
             st.objects_per_node[count] += 1;
         });
-        if self.root != NONE {
+        if self.core.root != NONE {
             st.leaves = self
+                .core
                 .nodes
                 .iter()
                 .filter(|n| n.state != NodeState::Free && n.child_count == 0)
@@ -308,7 +311,7 @@ mod tests {
         t.remove(gone).unwrap(); // leaves an idle leaf
         t.insert(at(1.0, 1.0, 0.5, 5)).unwrap(); // pending
         t.validate().unwrap();
-        assert!(!t.idle.is_empty() && !t.pending.is_empty());
+        assert!(!t.core.idle.is_empty() && !t.core.pending.is_empty());
         t
     }
 
@@ -323,136 +326,136 @@ mod tests {
 
     /// The root's child holding objects, and a live slot filed in it.
     fn child_and_slot(t: &Bsp2<u32>) -> (u32, u32) {
-        let r = &t.nodes[t.root as usize];
+        let r = &t.core.nodes[t.core.root as usize];
         let c = r.children.into_iter().find(|&c| c != NONE).unwrap();
         let mut n = c;
-        while t.nodes[n as usize].items.is_empty() {
-            n = t.nodes[n as usize]
+        while t.core.nodes[n as usize].items.is_empty() {
+            n = t.core.nodes[n as usize]
                 .children
                 .into_iter()
                 .find(|&c| c != NONE)
                 .unwrap();
         }
-        (c, t.nodes[n as usize].items[0].slot)
+        (c, t.core.nodes[n as usize].items[0].slot)
     }
 
     #[test]
     fn validate_catches_each_corruption() {
         breaks("are not half", |t| {
             let (c, _) = child_and_slot(t);
-            t.nodes[c as usize].bounds.max.y += 1.0;
+            t.core.nodes[c as usize].bounds.max.y += 1.0;
         });
         breaks("not along its largest side", |t| {
-            t.nodes[t.root as usize].split = 30.0;
+            t.core.nodes[t.core.root as usize].split = 30.0;
         });
         breaks("not along its largest side", |t| {
-            let root = t.root as usize;
-            t.nodes[root].axis = 1;
+            let root = t.core.root as usize;
+            t.core.nodes[root].axis = 1;
         });
         breaks("names parent", |t| {
             let (c, _) = child_and_slot(t);
-            t.nodes[c as usize].parent = NONE;
+            t.core.nodes[c as usize].parent = NONE;
         });
         breaks("child count", |t| {
-            let root = t.root as usize;
-            t.nodes[root].child_count += 1;
+            let root = t.core.root as usize;
+            t.core.nodes[root].child_count += 1;
         });
         breaks("below an ordinary node", |t| {
             let (c, _) = child_and_slot(t);
-            t.nodes[c as usize].grown = true;
+            t.core.nodes[c as usize].grown = true;
         });
         breaks("fits a child", |t| {
             // Shrink the straddling object in place, into the lower half.
-            let root = t.root as usize;
-            let slot = t.nodes[root].items[0].slot;
+            let root = t.core.root as usize;
+            let slot = t.core.nodes[root].items[0].slot;
             let shape = Shape::sphere(Vec2::new(20.0, 16.0), 1.0);
-            let o = t.store.obj_mut(slot);
+            let o = t.core.store.obj_mut(slot);
             o.shape = shape;
             o.aabb = shape.aabb();
-            t.nodes[root].items[0].aabb = shape.aabb();
+            t.core.nodes[root].items[0].aabb = shape.aabb();
         });
         breaks("sticks out", |t| {
             let (_, slot) = child_and_slot(t);
-            let s = t.store.slot(slot);
+            let s = t.core.store.slot(slot);
             let (n, pos) = (s.node as usize, s.pos as usize);
             let shape = Shape::sphere(Vec2::new(60.0, 30.0), 10.0);
-            let o = t.store.obj_mut(slot);
+            let o = t.core.store.obj_mut(slot);
             o.shape = shape;
             o.aabb = shape.aabb();
-            t.nodes[n].items[pos].aabb = shape.aabb();
+            t.core.nodes[n].items[pos].aabb = shape.aabb();
         });
         breaks("box out of date", |t| {
             let (_, slot) = child_and_slot(t);
-            let s = t.store.slot(slot);
+            let s = t.core.store.slot(slot);
             let (n, pos) = (s.node as usize, s.pos as usize);
-            t.nodes[n].items[pos].aabb.min.x -= 0.25;
+            t.core.nodes[n].items[pos].aabb.min.x -= 0.25;
         });
         breaks("static flag", |t| {
-            let root = t.root as usize;
-            t.nodes[root].items[0].is_static = true;
+            let root = t.core.root as usize;
+            t.core.nodes[root].items[0].is_static = true;
         });
         breaks("points elsewhere", |t| {
             let (_, slot) = child_and_slot(t);
-            t.store.slot_mut(slot).pos += 1;
+            t.core.store.slot_mut(slot).pos += 1;
         });
         breaks("pending slot", |t| {
-            let slot = t.pending[0];
-            t.store.slot_mut(slot).pos = 7;
+            let slot = t.core.pending[0];
+            t.core.store.slot_mut(slot).pos = 7;
         });
         breaks("filed +", |t| {
-            t.pending.clear();
+            t.core.pending.clear();
         });
         breaks("free node", |t| {
             let (c, _) = child_and_slot(t);
-            t.free_nodes.push(c);
+            t.core.free_nodes.push(c);
         });
         breaks("neither in the tree nor free", |t| {
-            t.nodes.push(t.nodes[0].clone());
+            t.core.nodes.push(t.core.nodes[0].clone());
         });
         breaks("empty leaf", |t| {
-            let n = t.idle[0] as usize;
-            t.nodes[n].state = crate::orthtree::NodeState::Live;
+            let n = t.core.idle[0] as usize;
+            t.core.nodes[n].state = crate::orthtree::NodeState::Live;
         });
         breaks("not listed", |t| {
-            let n = t.idle.pop().unwrap() as usize;
-            t.nodes[n].listed = false;
+            let n = t.core.idle.pop().unwrap() as usize;
+            t.core.nodes[n].listed = false;
         });
         breaks("outlived", |t| {
-            let n = t.idle[0] as usize;
-            t.nodes[n].idle_frames = 8;
+            let n = t.core.idle[0] as usize;
+            t.core.nodes[n].idle_frames = 8;
         });
         breaks("lifespan", |t| {
-            let root = t.root as usize;
-            t.nodes[root].lifespan = 12;
+            let root = t.core.root as usize;
+            t.core.nodes[root].lifespan = 12;
         });
         breaks("duplicates", |t| {
-            let n = t.idle[0];
-            t.idle.push(n);
-            let m = t.root as usize;
-            t.nodes[m].listed = true;
+            let n = t.core.idle[0];
+            t.core.idle.push(n);
+            let m = t.core.root as usize;
+            t.core.nodes[m].listed = true;
         });
         breaks("strict faces", |t| {
             let (c, _) = child_and_slot(t);
-            t.nodes[c as usize].strict = 0;
+            t.core.nodes[c as usize].strict = 0;
         });
         breaks("root has strict faces", |t| {
-            let root = t.root as usize;
-            t.nodes[root].strict = 1;
+            let root = t.core.root as usize;
+            t.core.nodes[root].strict = 1;
         });
         breaks("touches a split plane", |t| {
             // Move the object of the upper half onto the root's split plane
             // x = 32, still within the half's (closed) bounds.
-            let half = t.nodes[t.root as usize].children[1] as usize;
-            let slot = t.nodes[half].items[0].slot;
+            let half = t.core.nodes[t.core.root as usize].children[1] as usize;
+            let slot = t.core.nodes[half].items[0].slot;
             let shape = Shape::cuboid(Vec2::new(33.0, 16.0), Vec2::ONE);
-            let o = t.store.obj_mut(slot);
+            let o = t.core.store.obj_mut(slot);
             o.shape = shape;
             o.aabb = shape.aabb();
-            t.nodes[half].items[0].aabb = shape.aabb();
+            t.core.nodes[half].items[0].aabb = shape.aabb();
         });
         breaks("may split: false", |t| {
-            let root = t.root as usize;
-            t.nodes[root].splits = false;
+            let root = t.core.root as usize;
+            t.core.nodes[root].splits = false;
         });
     }
 }

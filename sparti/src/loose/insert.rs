@@ -19,20 +19,13 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         if !within_limits(aabb) {
             return Err(Error::WorldTooLarge);
         }
-        if self.config.out_of_bounds != OutOfBounds::Grow && self.root != NONE {
+        if self.config.out_of_bounds != OutOfBounds::Grow && self.core.root != NONE {
             let (p, _) = Self::extent(aabb);
             if !self.fits_root(aabb, p) {
                 return Err(Error::OutsideWorld);
             }
         }
         Ok(())
-    }
-
-    pub(crate) fn push_pending(&mut self, slot: u32) {
-        let s = self.store.slot_mut(slot);
-        s.node = NONE;
-        s.pos = self.pending.len() as u32;
-        self.pending.push(slot);
     }
 
     /// With a preset world, the root exists from the start, so the `Reject`
@@ -46,35 +39,35 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// Builds every queued insertion into the tree (L2): the root is made
     /// around them if there is none, then each descends from the root.
     pub(crate) fn build_pending(&mut self) {
-        if self.pending.is_empty() {
+        if self.core.pending.is_empty() {
             return;
         }
-        if self.root == NONE {
+        if self.core.root == NONE {
             let mut world: Option<Aabb<V>> = None;
-            for &s in &self.pending {
-                let b = self.store.obj(s).aabb;
+            for &s in &self.core.pending {
+                let b = self.core.store.obj(s).aabb;
                 world = Some(world.map_or(b, |w| w.union(&b)));
             }
             if let Some(w) = world {
                 self.make_root(&w);
             }
         }
-        let pending = core::mem::take(&mut self.pending);
+        let pending = core::mem::take(&mut self.core.pending);
         if !self.build_fresh(&pending) {
             for &slot in &pending {
-                let aabb = self.store.obj(slot).aabb;
+                let aabb = self.core.store.obj(slot).aabb;
                 let (p, _) = Self::extent(&aabb);
                 // Admitted objects are within limits, so growth cannot fail;
                 // and the Reject and Remove policies admitted only objects
                 // that fit.
                 self.grow_to(&aabb, p)
                     .expect("admitted objects are within the coordinate limits");
-                self.place(self.root, slot);
+                self.place(self.core.root, slot);
             }
         }
         // Keep the queue's allocation for the next batch.
-        self.pending = pending;
-        self.pending.clear();
+        self.core.pending = pending;
+        self.core.pending.clear();
     }
 
     /// The bulk build of a tree that holds nothing yet (an empty root with
@@ -89,14 +82,14 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// otherwise each object that can go deeper (see `deeper`) goes down to
     /// the child its centre leads to, and the others stay.
     fn build_fresh(&mut self, pending: &[u32]) -> bool {
-        let root = self.root;
-        let r = &self.nodes[root as usize];
+        let root = self.core.root;
+        let r = &self.core.nodes[root as usize];
         if pending.len() < 2 || r.child_count != 0 || !r.items.is_empty() {
             return false;
         }
         let mut items = Vec::with_capacity(pending.len());
         for &slot in pending {
-            let o = self.store.obj(slot);
+            let o = self.core.store.obj(slot);
             let (p, _) = Self::extent(&o.aabb);
             if !self.fits_root(&o.aabb, p) {
                 return false;
@@ -110,14 +103,14 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let capacity = self.config.leaf_capacity;
         let stay = 1usize << V::DIM;
         // Every node is new: the query boxes are recomputed in one pass.
-        self.sub.mark_stale();
+        self.core.mark_stale();
         let mut bufs = [items.clone(), items];
         let mut keys: Vec<u8> = Vec::new();
-        let mut place = vec![(NONE, 0u32); self.store.capacity()];
+        let mut place = vec![(NONE, 0u32); self.core.store.capacity()];
         let mut stack = vec![(root, 0usize, pending.len(), 0usize)];
         while let Some((n, lo, hi, b)) = stack.pop() {
             let (src, dst) = split_pair(&mut bufs, b);
-            let node = &self.nodes[n as usize];
+            let node = &self.core.nodes[n as usize];
             if node.level == 0 || (capacity > 0 && hi - lo <= capacity) {
                 self.file_all(n, &src[lo..hi], &mut place);
                 continue;
@@ -158,7 +151,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         }
         for &slot in pending {
             let (node, pos) = place[slot as usize];
-            let s = self.store.slot_mut(slot);
+            let s = self.core.store.slot_mut(slot);
             s.node = node;
             s.pos = pos;
         }
@@ -168,7 +161,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// Files objects in node `n`, whose list grows once, noting each
     /// object's node and position in `place` (by slot).
     fn file_all(&mut self, n: u32, its: &[Item<V>], place: &mut [(u32, u32)]) {
-        let node = &mut self.nodes[n as usize];
+        let node = &mut self.core.nodes[n as usize];
         let base = node.items.len();
         node.items.reserve_exact(its.len());
         node.items.extend_from_slice(its);
@@ -192,11 +185,11 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             min: world.min,
             max: world.min + V::splat(side),
         };
-        self.root = self.alloc_node(cell, cell.center(), NONE, level);
+        self.core.root = self.alloc_node(cell, cell.center(), NONE, level);
         // Rounding far from the origin may leave the cell short of the
         // world's upper corner, which must lie strictly inside.
         for _ in 0..MAX_GROWTH {
-            let max = self.nodes[self.root as usize].cell.max;
+            let max = self.core.nodes[self.core.root as usize].cell.max;
             if (0..V::DIM).all(|i| world.max.get(i) < max.get(i)) {
                 break;
             }
@@ -216,7 +209,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             if self.fits_root(aabb, p) {
                 return Ok(());
             }
-            let level = self.nodes[self.root as usize].level;
+            let level = self.core.nodes[self.core.root as usize].level;
             if !self.side(level).is_finite() || level == u16::MAX {
                 break;
             }
@@ -230,9 +223,9 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// The nominal side is used, not the stored one, which rounding may
     /// have collapsed far from the origin.
     fn grow_once(&mut self, p: V) {
-        let old = self.root;
+        let old = self.core.root;
         let (cell, center, level) = {
-            let n = &self.nodes[old as usize];
+            let n = &self.core.nodes[old as usize];
             (n.cell, n.center, n.level)
         };
         let side = self.side(level);
@@ -250,10 +243,10 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             }
         }
         let new = self.alloc_node(Aabb { min, max }, split, NONE, level + 1);
-        self.nodes[new as usize].children[k] = old;
-        self.nodes[new as usize].child_count = 1;
-        self.nodes[old as usize].parent = new;
-        self.root = new;
+        self.core.nodes[new as usize].children[k] = old;
+        self.core.nodes[new as usize].child_count = 1;
+        self.core.nodes[old as usize].parent = new;
+        self.core.root = new;
         self.lift_oversized(old, new);
         self.note_if_empty(old);
     }
@@ -263,10 +256,10 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// root. The rest keep their place: the new root routes their centres
     /// to the old root, whose loose bounds still hold them.
     fn lift_oversized(&mut self, old: u32, new: u32) {
-        let pad = self.pad(self.nodes[old as usize].level);
+        let pad = self.pad(self.core.nodes[old as usize].level);
         let mut i = 0;
-        while i < self.nodes[old as usize].items.len() {
-            let it = self.nodes[old as usize].items[i];
+        while i < self.core.nodes[old as usize].items.len() {
+            let it = self.core.nodes[old as usize].items[i];
             if Self::extent(&it.aabb).1 > pad {
                 self.unfile_at(old, i);
                 self.file(new, it.slot, it.aabb);
@@ -293,30 +286,30 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             idle_frames: 0,
             listed: false,
         };
-        if let Some(n) = self.free_nodes.pop() {
-            let items = core::mem::take(&mut self.nodes[n as usize].items);
-            self.nodes[n as usize] = fresh(items);
-            self.sub.mark_node(n);
+        if let Some(n) = self.core.free_nodes.pop() {
+            let items = core::mem::take(&mut self.core.nodes[n as usize].items);
+            self.core.nodes[n as usize] = fresh(items);
+            self.core.mark_node(n);
             n
         } else {
-            self.nodes.push(fresh(Vec::new()));
-            let n = (self.nodes.len() - 1) as u32;
-            self.sub.mark_node(n);
+            self.core.nodes.push(fresh(Vec::new()));
+            let n = (self.core.nodes.len() - 1) as u32;
+            self.core.mark_node(n);
             n
         }
     }
 
     /// Child `k` of `n`, created if absent.
     fn child_or_create(&mut self, n: u32, k: usize) -> u32 {
-        let c = self.nodes[n as usize].children[k];
+        let c = self.core.nodes[n as usize].children[k];
         if c != NONE {
             return c;
         }
-        let node = &self.nodes[n as usize];
+        let node = &self.core.nodes[n as usize];
         let cell = Self::child_cell(node, k);
         let level = node.level - 1;
         let c = self.alloc_node(cell, cell.center(), n, level);
-        let node = &mut self.nodes[n as usize];
+        let node = &mut self.core.nodes[n as usize];
         node.children[k] = c;
         node.child_count += 1;
         self.mark_used(n);
@@ -338,10 +331,10 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let mut work = core::mem::take(&mut self.work);
         work.push((start, slot));
         while let Some((mut n, slot)) = work.pop() {
-            let aabb = self.store.obj(slot).aabb;
+            let aabb = self.core.store.obj(slot).aabb;
             let (p, e) = Self::extent(&aabb);
             loop {
-                let node = &self.nodes[n as usize];
+                let node = &self.core.nodes[n as usize];
                 let leaf = node.child_count == 0;
                 let full = leaf && node.items.len() >= capacity;
                 let deeper = self.deeper(node, &aabb, p, e);
@@ -367,8 +360,8 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// Moves the objects of node `n` that can go deeper to the work list.
     fn unfile_deeper(&mut self, n: u32, work: &mut Vec<(u32, u32)>) {
         let mut i = 0;
-        while i < self.nodes[n as usize].items.len() {
-            let node = &self.nodes[n as usize];
+        while i < self.core.nodes[n as usize].items.len() {
+            let node = &self.core.nodes[n as usize];
             let it = node.items[i];
             let (p, e) = Self::extent(&it.aabb);
             if self.deeper(node, &it.aabb, p, e).is_some() {
@@ -382,16 +375,16 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
 
     /// Adds an object to node `n`'s list.
     pub(crate) fn file(&mut self, n: u32, slot: u32, aabb: Aabb<V>) {
-        self.sub.mark_node(n);
-        let is_static = self.store.obj(slot).is_static;
-        let node = &mut self.nodes[n as usize];
+        self.core.mark_node(n);
+        let is_static = self.core.store.obj(slot).is_static;
+        let node = &mut self.core.nodes[n as usize];
         let pos = node.items.len() as u32;
         node.items.push(Item {
             aabb,
             slot,
             is_static,
         });
-        let s = self.store.slot_mut(slot);
+        let s = self.core.store.slot_mut(slot);
         s.node = n;
         s.pos = pos;
         self.mark_used(n);
@@ -400,18 +393,18 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// Takes item `i` out of node `n`'s list (swap-remove) and fixes the
     /// position of the item moved into its place. The node may be left empty.
     pub(crate) fn unfile_at(&mut self, n: u32, i: usize) {
-        self.sub.mark_node(n);
-        let node = &mut self.nodes[n as usize];
+        self.core.mark_node(n);
+        let node = &mut self.core.nodes[n as usize];
         node.items.swap_remove(i);
         if let Some(moved) = node.items.get(i) {
-            self.store.slot_mut(moved.slot).pos = i as u32;
+            self.core.store.slot_mut(moved.slot).pos = i as u32;
         }
     }
 
     /// A node gained an object or a child: if it was idle, it is reused, and
     /// its lifespan doubles (L5).
     fn mark_used(&mut self, n: u32) {
-        let node = &mut self.nodes[n as usize];
+        let node = &mut self.core.nodes[n as usize];
         if node.state == NodeState::Idle {
             node.state = NodeState::Live;
             node.idle_frames = 0;

@@ -31,15 +31,13 @@ mod validate;
 
 use glam::{Vec2, Vec3};
 
-use crate::geometry::{Aabb, Ray, Region, Shape, Vector};
-use crate::index::{Item, Neighbor};
+use crate::geometry::{Aabb, Shape, Vector};
+use crate::index::Item;
+use crate::kernel::{Core, Family, Spare};
 use crate::orthtree::{MAX_COORDINATE, NodeState, within_limits};
-use crate::store::{NONE, Store};
-use crate::traverse::{Scratch, SubBounds, Tree, TreeNode};
-use crate::{
-    Counters, Error, Filter, Handle, LayerMatrix, Object, ObjectDesc, OutOfBounds, RayHit,
-    SpatialIndex, TreeStats, ValidationError,
-};
+use crate::store::NONE;
+use crate::traverse::TreeNode;
+use crate::{Counters, Error, Handle, Object, OutOfBounds, TreeStats, ValidationError};
 
 /// Levels with a precomputed pad. Far more than any tree reaches: with the
 /// coordinate limit of `2^60` and the smallest `f32` node size, roots stay
@@ -96,8 +94,8 @@ impl<V: Vector> Default for LooseConfig<V> {
     }
 }
 
-/// How [`SpatialIndex::update`] handled the moves of a [`LooseOrthtree`]
-/// since the last [`SpatialIndex::reset_counters`] (L3).
+/// How [`SpatialIndex::update`](crate::SpatialIndex::update) handled the moves of a [`LooseOrthtree`]
+/// since the last [`SpatialIndex::reset_counters`](crate::SpatialIndex::reset_counters) (L3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LooseUpdateCounts {
     /// Updates where the object stayed in its node: the same cell holds its
@@ -201,30 +199,14 @@ pub struct LooseOrthtree<V: Vector, T> {
     /// `(looseness - 1) / 2 * min_node_size`: `pads[l]` is this times
     /// `2^l`, rounded to `f32` and capped.
     base: f64,
-    store: Store<Object<V, T>>,
-    nodes: Vec<Node<V>>,
-    free_nodes: Vec<u32>,
-    root: u32,
-    /// Objects inserted but not yet built into the tree (L2).
-    pending: Vec<u32>,
-    /// Empty leaves counting down (L5).
-    idle: Vec<u32>,
-    /// The idle list's spare buffer: leaves that become empty while the
-    /// list is being aged go here first.
-    idle_spare: Vec<u32>,
-    /// Objects removed by the `Remove` policy, for the caller to collect.
-    evicted: Vec<(Handle, T)>,
-    matrix: LayerMatrix,
-    counters: Counters,
-    /// Buffers of the shared queries.
-    scratch: Scratch,
-    /// The boxes around the subtrees' objects, for the queries.
-    sub: SubBounds<V>,
+    /// The objects, the nodes and everything else the families share.
+    core: Core<V, T, Node<V>>,
     moves: LooseUpdateCounts,
-    // Scratch buffers, kept to avoid allocating per operation.
+    // Scratch buffers of the changes, kept to avoid allocating per operation.
     work: Vec<(u32, u32)>,
-    /// The flat snapshot the pair search walks, and its buffers.
-    flat: pairs::Flat<V>,
+    /// The flat snapshot the pair search walks, and its buffers, lent to
+    /// each search.
+    flat: Spare<pairs::Flat<V>>,
 }
 
 /// The loose octree (S3, 3D).
@@ -277,21 +259,10 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             config,
             pads,
             base,
-            store: Store::default(),
-            nodes: Vec::new(),
-            free_nodes: Vec::new(),
-            root: NONE,
-            pending: Vec::new(),
-            idle: Vec::new(),
-            idle_spare: Vec::new(),
-            evicted: Vec::new(),
-            matrix: LayerMatrix::ALL,
-            counters: Counters::default(),
-            scratch: Scratch::default(),
-            sub: SubBounds::default(),
+            core: Core::default(),
             moves: LooseUpdateCounts::default(),
             work: Vec::new(),
-            flat: pairs::Flat::default(),
+            flat: Spare::default(),
         };
         t.make_preset_root();
         Ok(t)
@@ -305,18 +276,18 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// The root's cell, once there is a root (at once with a preset world,
     /// else at the first build). Objects' centres lie in it.
     pub fn root_bounds(&self) -> Option<Aabb<V>> {
-        (self.root != NONE).then(|| self.nodes[self.root as usize].cell)
+        (self.core.root != NONE).then(|| self.core.nodes[self.core.root as usize].cell)
     }
 
     /// The root's loose bounds: every object lies inside them.
     pub fn root_loose_bounds(&self) -> Option<Aabb<V>> {
-        (self.root != NONE).then(|| self.nodes[self.root as usize].loose)
+        (self.core.root != NONE).then(|| self.core.nodes[self.core.root as usize].loose)
     }
 
     /// Takes the objects removed by the [`OutOfBounds::Remove`] policy since
     /// the last call, with their values.
     pub fn take_evicted(&mut self) -> Vec<(Handle, T)> {
-        core::mem::take(&mut self.evicted)
+        core::mem::take(&mut self.core.evicted)
     }
 
     /// The depth of the node holding an object (the root is depth 0), or
@@ -325,15 +296,17 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// # Errors
     /// [`Error::StaleHandle`].
     pub fn depth_of(&self, h: Handle) -> Result<Option<usize>, Error> {
-        let slot = self.store.resolve(h)?;
-        let n = self.store.slot(slot).node;
+        let slot = self.core.store.resolve(h)?;
+        let n = self.core.store.slot(slot).node;
         Ok((n != NONE).then(|| {
-            usize::from(self.nodes[self.root as usize].level - self.nodes[n as usize].level)
+            usize::from(
+                self.core.nodes[self.core.root as usize].level - self.core.nodes[n as usize].level,
+            )
         }))
     }
 
     /// How many updates were done in place and how many moved the object,
-    /// since the last [`SpatialIndex::reset_counters`].
+    /// since the last [`SpatialIndex::reset_counters`](crate::SpatialIndex::reset_counters).
     pub fn update_counts(&self) -> LooseUpdateCounts {
         self.moves
     }
@@ -341,13 +314,13 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// Calls `f(cell, loose_bounds, depth, object_count)` for every node,
     /// parents before children: for drawing the tree (M3).
     pub fn for_each_cell(&self, mut f: impl FnMut(&Aabb<V>, &Aabb<V>, usize, usize)) {
-        if self.root == NONE {
+        if self.core.root == NONE {
             return;
         }
-        let root_level = self.nodes[self.root as usize].level as usize;
-        let mut stack = vec![self.root];
+        let root_level = self.core.nodes[self.core.root as usize].level as usize;
+        let mut stack = vec![self.core.root];
         while let Some(n) = stack.pop() {
-            let node = &self.nodes[n as usize];
+            let node = &self.core.nodes[n as usize];
             f(
                 &node.cell,
                 &node.loose,
@@ -460,14 +433,14 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// is above it but may keep it: a leaf within its capacity, or a node
     /// whose child the centre leads to cannot hold the box (rounding).
     pub(crate) fn settles(&self, n: u32, aabb: &Aabb<V>, p: V, e: f32) -> bool {
-        let node = &self.nodes[n as usize];
+        let node = &self.core.nodes[n as usize];
         if !Self::in_cell(&node.cell, p) || !node.loose.contains(aabb) {
             return false;
         }
         let level = node.level;
         if e > self.pad(level) {
             // The object's level is above this node's.
-            return n == self.root;
+            return n == self.core.root;
         }
         if level == 0 || e > self.pad(level - 1) {
             return true;
@@ -489,7 +462,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let k = Self::route(node.center, p);
         let c = node.children[k];
         let loose = if c != NONE {
-            self.nodes[c as usize].loose
+            self.core.nodes[c as usize].loose
         } else {
             self.child_loose(node, k)
         };
@@ -500,7 +473,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// cell and its box in the root's loose bounds.
     #[inline]
     pub(crate) fn fits_root(&self, aabb: &Aabb<V>, p: V) -> bool {
-        let r = &self.nodes[self.root as usize];
+        let r = &self.core.nodes[self.core.root as usize];
         Self::in_cell(&r.cell, p) && r.loose.contains(aabb)
     }
 }
@@ -508,7 +481,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
 /// Pair searches on several threads (feature `rayon`).
 #[cfg(feature = "rayon")]
 impl<V: Vector, T: Sync> LooseOrthtree<V, T> {
-    /// [`SpatialIndex::pairs`] on every thread of rayon's pool: the same
+    /// [`SpatialIndex::pairs`](crate::SpatialIndex::pairs) on every thread of rayon's pool: the same
     /// pairs in the same order, and the same counters.
     ///
     /// The search is cut into independent tasks (the top levels' own
@@ -531,13 +504,13 @@ impl<V: Vector, T: Sync> LooseOrthtree<V, T> {
     /// tree.par_pairs(&mut many);
     /// assert_eq!(one, many);
     /// ```
-    pub fn par_pairs(&mut self, out: &mut Vec<crate::Pair>) {
+    pub fn par_pairs(&self, out: &mut Vec<crate::Pair>) {
         self.par_collect(|a, b, _, _| Some(crate::Pair { a, b }), out);
     }
 
-    /// [`SpatialIndex::contacts`] on every thread of rayon's pool: the same
+    /// [`SpatialIndex::contacts`](crate::SpatialIndex::contacts) on every thread of rayon's pool: the same
     /// records in the same order (see [`par_pairs`](Self::par_pairs)).
-    pub fn par_contacts(&mut self, out: &mut Vec<crate::Contact<V>>) {
+    pub fn par_contacts(&self, out: &mut Vec<crate::Contact<V>>) {
         self.par_collect(
             |a, b, oa, ob| {
                 oa.shape.contact(&ob.shape).map(|c| crate::Contact {
@@ -553,230 +526,66 @@ impl<V: Vector, T: Sync> LooseOrthtree<V, T> {
     }
 }
 
-impl<V: Vector, T> SpatialIndex<V, T> for LooseOrthtree<V, T> {
-    fn insert(&mut self, desc: ObjectDesc<V, T>) -> Result<Handle, Error> {
-        let obj = Object::from_desc(desc)?;
-        self.admit(&obj.aabb)?;
-        let h = self.store.insert(obj)?;
-        self.push_pending(h.index);
-        Ok(h)
+crate::kernel::impl_spatial_index!(LooseOrthtree);
+
+impl<V: Vector, T> Family<V, T> for LooseOrthtree<V, T> {
+    type Node = Node<V>;
+
+    fn core(&self) -> &Core<V, T, Node<V>> {
+        &self.core
     }
 
-    fn insert_many(&mut self, descs: Vec<ObjectDesc<V, T>>) -> Result<Vec<Handle>, Error> {
-        self.sub.mark_stale();
-        for d in &descs {
-            d.shape.check()?;
-            self.admit(&d.shape.aabb())?;
-        }
-        let mut out = Vec::with_capacity(descs.len());
-        self.store.reserve(descs.len());
-        self.pending.reserve(descs.len());
-        for d in descs {
-            out.push(self.insert(d)?);
-        }
-        Ok(out)
+    fn core_mut(&mut self) -> &mut Core<V, T, Node<V>> {
+        &mut self.core
     }
 
-    fn update(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error> {
-        // The object's box may have changed in place in its node: mark it
-        // (the nodes it left or entered are marked as it is filed).
-        let r = self.update_shape(h, shape);
-        if let Ok(slot) = self.store.resolve(h) {
-            let n = self.store.slot(slot).node;
-            if n != NONE {
-                self.sub.mark_node(n);
-            }
-        }
-        r
+    fn admit(&self, aabb: &Aabb<V>) -> Result<(), Error> {
+        LooseOrthtree::admit(self, aabb)
     }
 
-    fn remove(&mut self, h: Handle) -> Result<T, Error> {
-        let slot = self.store.resolve(h)?;
-        self.detach(slot);
-        Ok(self.store.remove(slot).value)
+    fn build_pending(&mut self) {
+        LooseOrthtree::build_pending(self);
     }
 
-    fn get(&self, h: Handle) -> Result<&Object<V, T>, Error> {
-        self.store.get(h)
+    fn update_shape(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error> {
+        LooseOrthtree::update_shape(self, h, shape)
     }
 
-    fn value_mut(&mut self, h: Handle) -> Result<&mut T, Error> {
-        self.store.value_mut(h)
+    fn detach(&mut self, slot: u32) {
+        LooseOrthtree::detach(self, slot);
     }
 
-    fn len(&self) -> usize {
-        self.store.len()
+    fn age_idle_nodes(&mut self) {
+        LooseOrthtree::age_idle_nodes(self);
     }
 
-    fn objects<'a>(&'a self) -> impl Iterator<Item = (Handle, &'a Object<V, T>)>
-    where
-        T: 'a,
-    {
-        self.store.objects()
-    }
-
-    fn clear(&mut self) {
-        self.sub.mark_stale();
-        self.store.clear();
-        self.nodes.clear();
-        self.free_nodes.clear();
-        self.root = NONE;
-        self.pending.clear();
-        self.idle.clear();
-        self.make_preset_root();
-    }
-
-    fn flush(&mut self) {
-        self.build_pending();
-    }
-
-    fn end_frame(&mut self) {
-        self.age_idle_nodes();
-    }
-
-    fn query<R: Region<V>>(&mut self, region: &R, filter: Filter, out: &mut Vec<Handle>) {
-        self.build_pending();
-        self.sub.refresh(&self.nodes, self.root);
-        Tree {
-            nodes: &self.nodes,
-            root: self.root,
-            store: &self.store,
-            sub: &self.sub,
-        }
-        .query(&mut self.scratch, &mut self.counters, region, filter, out);
-    }
-
-    fn ray_nearest(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter) -> Option<RayHit<V>> {
-        self.build_pending();
-        self.sub.refresh(&self.nodes, self.root);
-        Tree {
-            nodes: &self.nodes,
-            root: self.root,
-            store: &self.store,
-            sub: &self.sub,
-        }
-        .ray_nearest(&mut self.scratch, &mut self.counters, ray, max_dist, filter)
-    }
-
-    fn ray_all(&mut self, ray: &Ray<V>, max_dist: f32, filter: Filter, out: &mut Vec<RayHit<V>>) {
-        self.build_pending();
-        self.sub.refresh(&self.nodes, self.root);
-        Tree {
-            nodes: &self.nodes,
-            root: self.root,
-            store: &self.store,
-            sub: &self.sub,
-        }
-        .ray_all(
-            &mut self.scratch,
-            &mut self.counters,
-            ray,
-            max_dist,
-            filter,
-            out,
-        );
-    }
-
-    fn nearest_k(&mut self, point: V, k: usize, filter: Filter, out: &mut Vec<Neighbor>) {
-        self.build_pending();
-        self.sub.refresh(&self.nodes, self.root);
-        Tree {
-            nodes: &self.nodes,
-            root: self.root,
-            store: &self.store,
-            sub: &self.sub,
-        }
-        .nearest(&mut self.scratch, &mut self.counters, point, k, filter, out);
-    }
-
-    fn ray_nearest_batch(
-        &mut self,
-        rays: &[(Ray<V>, f32)],
-        filter: Filter,
-        out: &mut Vec<Option<RayHit<V>>>,
-    ) where
-        T: Sync,
-    {
-        self.build_pending();
-        self.sub.refresh(&self.nodes, self.root);
-        Tree {
-            nodes: &self.nodes,
-            root: self.root,
-            store: &self.store,
-            sub: &self.sub,
-        }
-        .ray_nearest_batch(&mut self.scratch, &mut self.counters, rays, filter, out);
-    }
-
-    fn query_aabb_batch(
-        &mut self,
-        boxes: &[Aabb<V>],
-        filter: Filter,
-        handles: &mut Vec<Handle>,
-        offsets: &mut Vec<usize>,
-    ) where
-        T: Sync,
-    {
-        self.build_pending();
-        self.sub.refresh(&self.nodes, self.root);
-        Tree {
-            nodes: &self.nodes,
-            root: self.root,
-            store: &self.store,
-            sub: &self.sub,
-        }
-        .query_batch(
-            &mut self.scratch,
-            &mut self.counters,
-            boxes,
-            filter,
-            handles,
-            offsets,
-        );
-    }
-
-    fn set_layer_matrix(&mut self, matrix: LayerMatrix) {
-        self.matrix = matrix;
-    }
-
-    fn layer_matrix(&self) -> &LayerMatrix {
-        &self.matrix
-    }
-
-    fn for_each_pair<F>(&mut self, f: F)
+    fn find_pairs<F>(&self, counters: &mut Counters, f: &mut F)
     where
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
     {
-        self.build_pending();
-        self.find_pairs(f);
+        LooseOrthtree::find_pairs(self, counters, f);
     }
 
-    fn counters(&self) -> Counters {
-        self.counters
+    fn after_clear(&mut self) {
+        self.make_preset_root();
     }
 
-    fn reset_counters(&mut self) {
-        self.counters = Counters::default();
+    fn reset_own_counters(&mut self) {
         self.moves = LooseUpdateCounts::default();
     }
 
-    fn stats(&self) -> TreeStats {
-        let mut stats = self.tree_stats();
-        stats.memory_bytes += self.sub.memory_bytes();
-        stats
+    fn tree_stats(&self) -> TreeStats {
+        LooseOrthtree::tree_stats(self)
     }
 
     /// The loose bounds of every node (where its objects lie); see
     /// [`LooseOrthtree::for_each_cell`] for the cells too.
-    fn for_each_node<F: FnMut(&Aabb<V>, usize, usize)>(&self, mut f: F) {
+    fn nodes_depth_first(&self, f: &mut dyn FnMut(&Aabb<V>, usize, usize)) {
         self.for_each_cell(|_, loose, depth, count| f(loose, depth, count));
     }
 
-    fn validate(&self) -> Result<(), ValidationError> {
-        self.check_invariants()?;
-        self.sub
-            .check(&self.nodes, self.root)
-            .map_err(ValidationError)
+    fn check_invariants(&self) -> Result<(), ValidationError> {
+        LooseOrthtree::check_invariants(self)
     }
 }
 

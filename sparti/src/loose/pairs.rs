@@ -416,10 +416,8 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// subtree's objects are one range), then computes the subtree boxes
     /// and ranges reading it backwards (children before parents). Idle
     /// nodes are empty leaves and are left out.
-    fn flatten(&mut self) {
-        let Self {
-            nodes, flat, root, ..
-        } = self;
+    fn flatten(&self, flat: &mut Flat<V>) {
+        let (nodes, root) = (&self.core.nodes, &self.core.root);
         let Flat {
             nodes: fnodes,
             items,
@@ -488,7 +486,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// descent of the top levels of the snapshot that files, per node, its
     /// own objects' task and its children's cross descents, and hands each
     /// subtree below the planning depth over whole. Nothing is tested here.
-    fn plan(&mut self) {
+    fn plan(flat: &mut Flat<V>, counters: &mut Counters) {
         let Flat {
             nodes,
             items,
@@ -497,7 +495,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             plan,
             plan_stack: stack,
             ..
-        } = &mut self.flat;
+        } = flat;
         tasks.clear();
         plan.clear();
         stack.clear();
@@ -506,7 +504,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         // (node, depth, its parent's segment `plan[start..end]`)
         stack.push((0, 0, 0, 0));
         while let Some((n, d, parent_start, parent_end)) = stack.pop() {
-            self.counters.node_visits += 1;
+            counters.node_visits += 1;
             let node = &nodes[n as usize];
             let start = plan.len();
             for i in parent_start as usize..parent_end as usize {
@@ -551,22 +549,16 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     }
 
     /// Snapshot, plan, then the tasks in order.
-    pub(crate) fn find_pairs<F>(&mut self, mut f: F)
+    pub(crate) fn find_pairs<F>(&self, counters: &mut Counters, f: &mut F)
     where
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
     {
-        if self.root == NONE {
+        if self.core.root == NONE {
             return;
         }
-        self.flatten();
-        self.plan();
-        let Self {
-            flat,
-            store,
-            counters,
-            matrix,
-            ..
-        } = self;
+        let mut flat = self.flat.take();
+        self.flatten(&mut flat);
+        Self::plan(&mut flat, counters);
         let Flat {
             nodes,
             items,
@@ -575,18 +567,19 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             plan,
             work,
             ..
-        } = flat;
+        } = &mut flat;
         let mut cx = Ctx {
             nodes,
             items,
             kids,
-            store,
-            matrix,
+            store: &self.core.store,
+            matrix: &self.core.matrix,
             counters,
         };
         for &t in tasks.iter() {
-            cx.run(t, plan, work, &mut f);
+            cx.run(t, plan, work, f);
         }
+        self.flat.put(flat);
     }
 
     /// The pair search on every thread of rayon's pool: the tasks of the
@@ -594,9 +587,10 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// joined in task order, so the records come in the order
     /// [`for_each_pair`](crate::SpatialIndex::for_each_pair) gives them.
     /// `record` turns an overlapping pair into what is collected (or
-    /// nothing).
+    /// nothing). Queued insertions are paired after the tree's objects, as
+    /// by `for_each_pair`.
     #[cfg(feature = "rayon")]
-    pub(crate) fn par_collect<R, M>(&mut self, record: M, out: &mut Vec<R>)
+    pub(crate) fn par_collect<R, M>(&self, record: M, out: &mut Vec<R>)
     where
         T: Sync,
         R: Send,
@@ -604,50 +598,47 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     {
         use rayon::prelude::*;
         out.clear();
-        self.build_pending();
-        if self.root == NONE {
-            return;
+        let mut counters = Counters::default();
+        if self.core.root != NONE {
+            let mut flat = self.flat.take();
+            self.flatten(&mut flat);
+            Self::plan(&mut flat, &mut counters);
+            let (nodes, items, kids, plan) = (&flat.nodes, &flat.items, &flat.kids, &flat.plan);
+            let (store, matrix) = (&self.core.store, &self.core.matrix);
+            let parts: Vec<(Vec<R>, Counters)> = flat
+                .tasks
+                .par_iter()
+                .map_init(Work::default, |work, &t| {
+                    let mut c = Counters::default();
+                    let mut found = Vec::new();
+                    let mut cx = Ctx {
+                        nodes,
+                        items,
+                        kids,
+                        store,
+                        matrix,
+                        counters: &mut c,
+                    };
+                    cx.run(t, plan, work, &mut |a, b, oa, ob| {
+                        if let Some(r) = record(a, b, oa, ob) {
+                            found.push(r);
+                        }
+                    });
+                    (found, c)
+                })
+                .collect();
+            out.reserve(parts.iter().map(|(v, _)| v.len()).sum());
+            for (found, c) in parts {
+                out.extend(found);
+                counters = counters.merged(c);
+            }
+            self.flat.put(flat);
         }
-        self.flatten();
-        self.plan();
-        let Self {
-            flat,
-            store,
-            counters,
-            matrix,
-            ..
-        } = self;
-        let (nodes, items, kids, plan) = (&flat.nodes, &flat.items, &flat.kids, &flat.plan);
-        let (store, matrix) = (&*store, &*matrix);
-        let parts: Vec<(Vec<R>, Counters)> = flat
-            .tasks
-            .par_iter()
-            .map_init(Work::default, |work, &t| {
-                let mut c = Counters::default();
-                let mut found = Vec::new();
-                let mut cx = Ctx {
-                    nodes,
-                    items,
-                    kids,
-                    store,
-                    matrix,
-                    counters: &mut c,
-                };
-                cx.run(t, plan, work, &mut |a, b, oa, ob| {
-                    if let Some(r) = record(a, b, oa, ob) {
-                        found.push(r);
-                    }
-                });
-                (found, c)
-            })
-            .collect();
-        out.reserve(parts.iter().map(|(v, _)| v.len()).sum());
-        for (found, c) in parts {
-            out.extend(found);
-            counters.pair_tests += c.pair_tests;
-            counters.shape_tests += c.shape_tests;
-            counters.bound_tests += c.bound_tests;
-            counters.node_visits += c.node_visits;
-        }
+        self.core.pending_pairs(&mut counters, &mut |a, b, oa, ob| {
+            if let Some(r) = record(a, b, oa, ob) {
+                out.push(r);
+            }
+        });
+        self.core.counters.add(&counters);
     }
 }

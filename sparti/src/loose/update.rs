@@ -13,12 +13,12 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// the first ancestor on its new path from the root and descends from
     /// there to its level.
     pub(crate) fn update_shape(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error> {
-        let slot = self.store.resolve(h)?;
+        let slot = self.core.store.resolve(h)?;
         let aabb = shape.checked_aabb()?;
-        if self.store.slot(slot).node == NONE {
+        if self.core.store.slot(slot).node == NONE {
             // Still queued for the build: the build will place it.
             self.admit(&aabb)?;
-            let o = self.store.obj_mut(slot);
+            let o = self.core.store.obj_mut(slot);
             o.shape = shape;
             o.aabb = aabb;
             return Ok(());
@@ -30,14 +30,14 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         // Fast path: the object's node still holds it (then so does the
         // root: loose bounds nest), so only the copies of the box change.
         let (n, pos) = {
-            let s = self.store.slot(slot);
+            let s = self.core.store.slot(slot);
             (s.node, s.pos as usize)
         };
         if self.settles(n, &aabb, p, e) {
-            let o = self.store.obj_mut(slot);
+            let o = self.core.store.obj_mut(slot);
             o.shape = shape;
             o.aabb = aabb;
-            self.nodes[n as usize].items[pos].aabb = aabb;
+            self.core.nodes[n as usize].items[pos].aabb = aabb;
             self.moves.in_place += 1;
             return Ok(());
         }
@@ -47,22 +47,22 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                 OutOfBounds::Reject => return Err(Error::OutsideWorld),
                 OutOfBounds::Remove => {
                     self.detach(slot);
-                    let obj = self.store.remove(slot);
-                    self.evicted.push((h, obj.value));
+                    let obj = self.core.store.remove(slot);
+                    self.core.evicted.push((h, obj.value));
                     return Ok(());
                 }
             }
         }
-        let o = self.store.obj_mut(slot);
+        let o = self.core.store.obj_mut(slot);
         o.shape = shape;
         o.aabb = aabb;
         // Read the place after any growth, which may have lifted the object.
         let (n, pos) = {
-            let s = self.store.slot(slot);
+            let s = self.core.store.slot(slot);
             (s.node, s.pos as usize)
         };
         if self.settles(n, &aabb, p, e) {
-            self.nodes[n as usize].items[pos].aabb = aabb;
+            self.core.nodes[n as usize].items[pos].aabb = aabb;
             self.moves.in_place += 1;
             return Ok(());
         }
@@ -73,8 +73,8 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         // it holds the box too. The root always qualifies.
         let mut up = n;
         loop {
-            let node = &self.nodes[up as usize];
-            if up == self.root
+            let node = &self.core.nodes[up as usize];
+            if up == self.core.root
                 || (e <= self.pad(node.level)
                     && Self::in_cell(&node.cell, p)
                     && node.loose.contains(&aabb))
@@ -93,14 +93,11 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// allocated).
     pub(crate) fn detach(&mut self, slot: u32) {
         let (n, pos) = {
-            let s = self.store.slot(slot);
+            let s = self.core.store.slot(slot);
             (s.node, s.pos as usize)
         };
         if n == NONE {
-            self.pending.swap_remove(pos);
-            if let Some(&moved) = self.pending.get(pos) {
-                self.store.slot_mut(moved).pos = pos as u32;
-            }
+            self.core.unqueue(slot);
         } else {
             self.unfile_at(n, pos);
             self.note_if_empty(n);
@@ -109,8 +106,8 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
 
     /// Starts the countdown of a node that has become an empty leaf.
     pub(crate) fn note_if_empty(&mut self, n: u32) {
-        let node = &mut self.nodes[n as usize];
-        if n == self.root || node.state != NodeState::Live {
+        let node = &mut self.core.nodes[n as usize];
+        if n == self.core.root || node.state != NodeState::Live {
             return;
         }
         if node.items.is_empty() && node.child_count == 0 {
@@ -118,7 +115,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             node.idle_frames = 0;
             if !node.listed {
                 node.listed = true;
-                self.idle.push(n);
+                self.core.idle.push(n);
             }
         }
     }
@@ -128,11 +125,14 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     pub(crate) fn age_idle_nodes(&mut self) {
         // Age the list while `note_if_empty` files newly empty parents in
         // the spare buffer; both keep their allocations.
-        let mut idle = core::mem::replace(&mut self.idle, core::mem::take(&mut self.idle_spare));
+        let mut idle = core::mem::replace(
+            &mut self.core.idle,
+            core::mem::take(&mut self.core.idle_spare),
+        );
         let mut i = 0;
         while i < idle.len() {
             let n = idle[i];
-            let node = &mut self.nodes[n as usize];
+            let node = &mut self.core.nodes[n as usize];
             if node.state != NodeState::Idle {
                 // Reused since it was listed.
                 node.listed = false;
@@ -150,8 +150,8 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             node.state = NodeState::Free;
             node.parent = NONE;
             node.items.shrink_to(FREED_ITEMS_CAPACITY);
-            self.free_nodes.push(n);
-            let p = &mut self.nodes[parent as usize];
+            self.core.free_nodes.push(n);
+            let p = &mut self.core.nodes[parent as usize];
             let k = p
                 .children
                 .iter()
@@ -159,11 +159,11 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                 .expect("a node is a child of its parent");
             p.children[k] = NONE;
             p.child_count -= 1;
-            // The parent, if now an empty leaf, is listed in `self.idle`
+            // The parent, if now an empty leaf, is listed in `self.core.idle`
             // and starts its countdown from the next frame.
             self.note_if_empty(parent);
         }
-        idle.append(&mut self.idle);
-        self.idle_spare = core::mem::replace(&mut self.idle, idle);
+        idle.append(&mut self.core.idle);
+        self.core.idle_spare = core::mem::replace(&mut self.core.idle, idle);
     }
 }

@@ -40,17 +40,17 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             self.pads[0] >= 0.0 && self.pads.windows(2).all(|w| w[0] <= w[1]),
             "pads are not non-decreasing"
         );
-        let mut seen = vec![false; self.nodes.len()];
+        let mut seen = vec![false; self.core.nodes.len()];
         let mut filed = 0usize;
-        if self.root == NONE {
+        if self.core.root == NONE {
             ensure!(self.config.world.is_none(), "a preset world but no root");
         } else {
             ensure!(
-                (self.root as usize) < self.nodes.len(),
+                (self.core.root as usize) < self.core.nodes.len(),
                 "root {} out of the pool",
-                self.root
+                self.core.root
             );
-            let r = &self.nodes[self.root as usize];
+            let r = &self.core.nodes[self.core.root as usize];
             ensure!(r.parent == NONE, "root has a parent");
             ensure!(r.state == NodeState::Live, "root is {:?}", r.state);
             if let Some(w) = &self.config.world {
@@ -61,11 +61,11 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                     r.cell
                 );
             }
-            let mut stack = vec![self.root];
+            let mut stack = vec![self.core.root];
             while let Some(n) = stack.pop() {
                 ensure!(!seen[n as usize], "node {n} reached twice");
                 seen[n as usize] = true;
-                let node = &self.nodes[n as usize];
+                let node = &self.core.nodes[n as usize];
                 ensure!(node.state != NodeState::Free, "free node {n} in the tree");
                 ensure!(
                     node.cell.min.all_le(node.center) && node.center.all_le(node.cell.max),
@@ -85,9 +85,12 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                         "node {n} has child slot {k} in {}D",
                         V::DIM
                     );
-                    ensure!((c as usize) < self.nodes.len(), "child {c} out of the pool");
+                    ensure!(
+                        (c as usize) < self.core.nodes.len(),
+                        "child {c} out of the pool"
+                    );
                     count += 1;
-                    let child = &self.nodes[c as usize];
+                    let child = &self.core.nodes[c as usize];
                     ensure!(
                         child.parent == n,
                         "child {c} of {n} names parent {}",
@@ -110,12 +113,12 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                 ensure!(count == node.child_count as usize, "node {n} child count");
                 for (pos, it) in node.items.iter().enumerate() {
                     filed += 1;
-                    let s = self.store.slot(it.slot);
+                    let s = self.core.store.slot(it.slot);
                     self.check_item(n, pos, it, s)?;
                     self.check_place(n, &it.aabb)?;
                 }
                 let empty_leaf = node.items.is_empty() && node.child_count == 0;
-                if n != self.root {
+                if n != self.core.root {
                     ensure!(
                         (node.state == NodeState::Idle) == empty_leaf,
                         "node {n} is {:?} but empty leaf = {empty_leaf}",
@@ -136,8 +139,8 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                 );
             }
         }
-        for (pos, &slot) in self.pending.iter().enumerate() {
-            let s = self.store.slot(slot);
+        for (pos, &slot) in self.core.pending.iter().enumerate() {
+            let s = self.core.store.slot(slot);
             ensure!(s.get().is_some(), "pending slot {slot} is free");
             ensure!(
                 s.node == NONE && s.pos as usize == pos,
@@ -145,14 +148,14 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             );
         }
         ensure!(
-            filed + self.pending.len() == self.store.len(),
+            filed + self.core.pending.len() == self.core.store.len(),
             "{filed} filed + {} pending != {} objects",
-            self.pending.len(),
-            self.store.len()
+            self.core.pending.len(),
+            self.core.store.len()
         );
-        for &f in &self.free_nodes {
+        for &f in &self.core.free_nodes {
             ensure!(
-                (f as usize) < self.nodes.len(),
+                (f as usize) < self.core.nodes.len(),
                 "free node {f} out of the pool"
             );
             ensure!(
@@ -160,11 +163,11 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                 "free node {f} is in the tree or listed twice"
             );
             ensure!(
-                self.nodes[f as usize].state == NodeState::Free,
+                self.core.nodes[f as usize].state == NodeState::Free,
                 "free node {f} state"
             );
             ensure!(
-                !self.nodes[f as usize].listed,
+                !self.core.nodes[f as usize].listed,
                 "free node {f} is listed as idle"
             );
             seen[f as usize] = true;
@@ -173,25 +176,28 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             seen.iter().all(|&s| s),
             "a node is neither in the tree nor free"
         );
-        for &n in &self.idle {
+        for &n in &self.core.idle {
             ensure!(
-                (n as usize) < self.nodes.len(),
+                (n as usize) < self.core.nodes.len(),
                 "idle node {n} out of the pool"
             );
             ensure!(
-                self.nodes[n as usize].listed,
+                self.core.nodes[n as usize].listed,
                 "idle list names an unlisted node {n}"
             );
         }
-        let mut sorted = self.idle.clone();
+        let mut sorted = self.core.idle.clone();
         sorted.sort_unstable();
         sorted.dedup();
-        ensure!(sorted.len() == self.idle.len(), "idle list has duplicates");
-        let listed = self.nodes.iter().filter(|n| n.listed).count();
         ensure!(
-            listed == self.idle.len(),
+            sorted.len() == self.core.idle.len(),
+            "idle list has duplicates"
+        );
+        let listed = self.core.nodes.iter().filter(|n| n.listed).count();
+        ensure!(
+            listed == self.core.idle.len(),
             "{listed} nodes think they are listed, the idle list has {}",
-            self.idle.len()
+            self.core.idle.len()
         );
         Ok(())
     }
@@ -227,7 +233,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// The object with box `aabb` is in exactly the node the placement rule
     /// gives (see `check_invariants`).
     fn check_place(&self, n: u32, aabb: &Aabb<V>) -> Result<(), ValidationError> {
-        let node = &self.nodes[n as usize];
+        let node = &self.core.nodes[n as usize];
         let (p, e) = Self::extent(aabb);
         ensure!(
             node.loose.contains(aabb),
@@ -240,9 +246,9 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             node.cell
         );
         let mut c = n;
-        while c != self.root {
-            let parent = self.nodes[c as usize].parent;
-            let pn = &self.nodes[parent as usize];
+        while c != self.core.root {
+            let parent = self.core.nodes[c as usize].parent;
+            let pn = &self.core.nodes[parent as usize];
             let k = Self::route(pn.center, p);
             ensure!(
                 pn.children[k] == c,
@@ -251,7 +257,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             c = parent;
         }
         ensure!(
-            Self::in_cell(&self.nodes[self.root as usize].cell, p),
+            Self::in_cell(&self.core.nodes[self.core.root as usize].cell, p),
             "object in node {n} has its centre outside the root's cell"
         );
         let t = self.target_level(e);
@@ -261,7 +267,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         );
         if node.level < t {
             ensure!(
-                n == self.root,
+                n == self.core.root,
                 "object of level {t} in node {n} of level {}",
                 node.level
             );
@@ -283,21 +289,15 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
 
     pub(crate) fn tree_stats(&self) -> TreeStats {
         let mut st = TreeStats {
-            objects: self.store.len(),
-            pending: self.pending.len(),
+            objects: self.core.store.len(),
+            pending: self.core.pending.len(),
             ..TreeStats::default()
         };
-        let items_capacity: usize = self.nodes.iter().map(|n| n.items.capacity()).sum();
-        st.memory_bytes = self.nodes.capacity() * size_of::<super::Node<V>>()
+        let items_capacity: usize = self.core.nodes.iter().map(|n| n.items.capacity()).sum();
+        st.memory_bytes = self.core.memory_bytes()
             + items_capacity * size_of::<Item<V>>()
-            + self.store.capacity() * size_of::<Slot<Object<V, T>>>()
             + self.pads.capacity() * size_of::<f32>()
-            + self.flat.memory()
-            + (self.pending.capacity()
-                + self.idle.capacity()
-                + self.idle_spare.capacity()
-                + self.free_nodes.capacity())
-                * 4;
+            + self.flat.with(|f| f.map_or(0, |f| f.memory()));
         self.for_each_cell(|_, _, depth, count| {
             st.nodes += 1;
             st.max_depth = st.max_depth.max(depth);
@@ -306,8 +306,9 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             }
             st.objects_per_node[count] += 1;
         });
-        if self.root != NONE {
+        if self.core.root != NONE {
             st.leaves = self
+                .core
                 .nodes
                 .iter()
                 .filter(|n| n.state != NodeState::Free && n.child_count == 0)

@@ -24,43 +24,36 @@ impl<V: Vector, T> Orthtree<V, T> {
         Ok(())
     }
 
-    pub(crate) fn push_pending(&mut self, slot: u32) {
-        let s = self.store.slot_mut(slot);
-        s.node = NONE;
-        s.pos = self.pending.len() as u32;
-        self.pending.push(slot);
-    }
-
     /// Builds every queued insertion into the tree (L2).
     pub(crate) fn build_pending(&mut self) {
-        if self.pending.is_empty() {
+        if self.core.pending.is_empty() {
             return;
         }
-        if self.root == NONE {
+        if self.core.root == NONE {
             let mut world = self.config.world;
-            for &s in &self.pending {
-                let b = self.store.obj(s).aabb;
+            for &s in &self.core.pending {
+                let b = self.core.store.obj(s).aabb;
                 world = Some(world.map_or(b, |w| w.union(&b)));
             }
             if let Some(w) = world {
                 self.make_root(&w);
             }
         }
-        let pending = core::mem::take(&mut self.pending);
+        let pending = core::mem::take(&mut self.core.pending);
         if !self.build_fresh(&pending) {
             for &slot in &pending {
-                let aabb = self.store.obj(slot).aabb;
+                let aabb = self.core.store.obj(slot).aabb;
                 // Admitted objects are within limits, so growth cannot fail;
                 // and the Reject and Remove policies admitted only objects
                 // inside.
                 self.grow_to(&aabb)
                     .expect("admitted objects are within the coordinate limits");
-                self.place(self.root, slot);
+                self.place(self.core.root, slot);
             }
         }
         // Keep the queue's allocation for the next batch.
-        self.pending = pending;
-        self.pending.clear();
+        self.core.pending = pending;
+        self.core.pending.clear();
     }
 
     /// The bulk build of a tree that holds nothing yet (an empty root with
@@ -78,15 +71,15 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// (an explicit stack, no recursion); each node's list is allocated
     /// once at its final size.
     fn build_fresh(&mut self, pending: &[u32]) -> bool {
-        let root = self.root;
-        let r = &self.nodes[root as usize];
+        let root = self.core.root;
+        let r = &self.core.nodes[root as usize];
         if pending.len() < 2 || r.child_count != 0 || !r.items.is_empty() {
             return false;
         }
         let bounds = r.bounds;
         let mut items = Vec::with_capacity(pending.len());
         for &slot in pending {
-            let o = self.store.obj(slot);
+            let o = self.core.store.obj(slot);
             if !bounds.contains(&o.aabb) {
                 return false;
             }
@@ -100,17 +93,17 @@ impl<V: Vector, T> Orthtree<V, T> {
         // they go to the same range of the other buffer, where its
         // children find theirs.
         // Every node is new: the query boxes are recomputed in one pass.
-        self.sub.mark_stale();
+        self.core.mark_stale();
         let mut bufs = [items.clone(), items];
         let stay = 1usize << V::DIM;
         let mut keys: Vec<u8> = Vec::new();
         // Where each object goes, by slot: written in bucket order here,
         // then copied to the store in slot order (the store is much larger
         // than this table, and random writes to it miss the cache).
-        let mut place = vec![(NONE, 0u32); self.store.capacity()];
+        let mut place = vec![(NONE, 0u32); self.core.store.capacity()];
         let mut stack = vec![(root, 0usize, pending.len(), 0usize)];
         while let Some((n, lo, hi, b)) = stack.pop() {
-            let node = &self.nodes[n as usize];
+            let node = &self.core.nodes[n as usize];
             if node.level == 0 || hi - lo == 1 {
                 let (src, _) = split_pair(&mut bufs, b);
                 self.file_all(n, &src[lo..hi], &mut place);
@@ -140,7 +133,7 @@ impl<V: Vector, T> Orthtree<V, T> {
             if stays.len() > crate::traverse::CHUNKED {
                 // Many objects on the split planes: in Z order of their
                 // centres, so that the queries' chunks of them are compact.
-                let cell = self.nodes[n as usize].bounds;
+                let cell = self.core.nodes[n as usize].bounds;
                 stays.sort_by_cached_key(|it| (z_order(&cell, it.aabb.center()), it.slot));
             }
             self.file_all(n, stays, &mut place);
@@ -153,7 +146,7 @@ impl<V: Vector, T> Orthtree<V, T> {
         }
         for &slot in pending {
             let (node, pos) = place[slot as usize];
-            let s = self.store.slot_mut(slot);
+            let s = self.core.store.slot_mut(slot);
             s.node = node;
             s.pos = pos;
         }
@@ -179,7 +172,7 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// Files objects in node `n`, whose list grows once, noting each
     /// object's node and position in `place` (by slot).
     fn file_all(&mut self, n: u32, its: &[Item<V>], place: &mut [(u32, u32)]) {
-        let node = &mut self.nodes[n as usize];
+        let node = &mut self.core.nodes[n as usize];
         let base = node.items.len();
         node.items.reserve_exact(its.len());
         node.items.extend_from_slice(its);
@@ -207,10 +200,10 @@ impl<V: Vector, T> Orthtree<V, T> {
         };
         // Rounding may leave the cube a hair short of the world: widen it.
         let mut root = self.alloc_node(bounds, bounds.center(), NONE, level);
-        self.root = root;
-        while !self.nodes[root as usize].bounds.contains(world) {
+        self.core.root = root;
+        while !self.core.nodes[root as usize].bounds.contains(world) {
             self.grow_once(world);
-            root = self.root;
+            root = self.core.root;
         }
     }
 
@@ -221,7 +214,10 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// doublings (the coordinate limits make this unreachable).
     pub(crate) fn grow_to(&mut self, aabb: &Aabb<V>) -> Result<(), Error> {
         for _ in 0..512 {
-            if self.nodes[self.root as usize].bounds.contains(aabb) {
+            if self.core.nodes[self.core.root as usize]
+                .bounds
+                .contains(aabb)
+            {
                 return Ok(());
             }
             self.grow_once(aabb);
@@ -232,9 +228,9 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// One doubling: a new root whose centre is the old root's corner on the
     /// side of `target`, so the old root is exactly one of its children.
     fn grow_once(&mut self, target: &Aabb<V>) {
-        let old = self.root;
+        let old = self.core.root;
         let (b, level) = {
-            let n = &self.nodes[old as usize];
+            let n = &self.core.nodes[old as usize];
             (n.bounds, n.level)
         };
         // At least the nominal side (`min_node_size * 2^level`): far from
@@ -256,10 +252,10 @@ impl<V: Vector, T> Orthtree<V, T> {
             }
         }
         let new = self.alloc_node(Aabb { min, max }, center, NONE, level + 1);
-        self.nodes[new as usize].children[k] = old;
-        self.nodes[new as usize].child_count = 1;
-        self.nodes[old as usize].parent = new;
-        self.root = new;
+        self.core.nodes[new as usize].children[k] = old;
+        self.core.nodes[new as usize].child_count = 1;
+        self.core.nodes[old as usize].parent = new;
+        self.core.root = new;
         self.lift_objects_on_new_planes(old);
         // An empty old root (as when the first root was a hair too small)
         // is an empty leaf now like any other.
@@ -270,8 +266,8 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// planes of the new root: objects of the old subtree touching them
     /// straddle the new root's children and move up to it.
     fn lift_objects_on_new_planes(&mut self, old: u32) {
-        let root = &self.nodes[self.root as usize];
-        let (center, root_id) = (root.center, self.root);
+        let root = &self.core.nodes[self.core.root as usize];
+        let (center, root_id) = (root.center, self.core.root);
         let touches = |b: &Aabb<V>| {
             (0..V::DIM).any(|i| b.min.get(i) <= center.get(i) && center.get(i) <= b.max.get(i))
         };
@@ -281,8 +277,8 @@ impl<V: Vector, T> Orthtree<V, T> {
         stack.push((old, 0));
         while let Some((n, _)) = stack.pop() {
             let mut i = 0;
-            while i < self.nodes[n as usize].items.len() {
-                let it = self.nodes[n as usize].items[i];
+            while i < self.core.nodes[n as usize].items.len() {
+                let it = self.core.nodes[n as usize].items[i];
                 if touches(&it.aabb) {
                     self.unfile_at(n, i);
                     lifted.push((n, it.slot));
@@ -290,15 +286,15 @@ impl<V: Vector, T> Orthtree<V, T> {
                     i += 1;
                 }
             }
-            for &c in &self.nodes[n as usize].children {
-                if c != NONE && touches(&self.nodes[c as usize].bounds) {
+            for &c in &self.core.nodes[n as usize].children {
+                if c != NONE && touches(&self.core.nodes[c as usize].bounds) {
                     stack.push((c, 0));
                 }
             }
         }
         self.stack = stack;
         for &(n, slot) in &lifted {
-            let aabb = self.store.obj(slot).aabb;
+            let aabb = self.core.store.obj(slot).aabb;
             self.file(root_id, slot, aabb);
             self.note_if_empty(n);
         }
@@ -327,30 +323,30 @@ impl<V: Vector, T> Orthtree<V, T> {
             idle_frames: 0,
             listed: false,
         };
-        if let Some(n) = self.free_nodes.pop() {
-            let items = core::mem::take(&mut self.nodes[n as usize].items);
-            self.nodes[n as usize] = fresh(items);
-            self.sub.mark_node(n);
+        if let Some(n) = self.core.free_nodes.pop() {
+            let items = core::mem::take(&mut self.core.nodes[n as usize].items);
+            self.core.nodes[n as usize] = fresh(items);
+            self.core.mark_node(n);
             n
         } else {
-            self.nodes.push(fresh(Vec::new()));
-            let n = (self.nodes.len() - 1) as u32;
-            self.sub.mark_node(n);
+            self.core.nodes.push(fresh(Vec::new()));
+            let n = (self.core.nodes.len() - 1) as u32;
+            self.core.mark_node(n);
             n
         }
     }
 
     /// Child `k` of `n`, created if absent.
     fn child_or_create(&mut self, n: u32, k: usize) -> u32 {
-        let c = self.nodes[n as usize].children[k];
+        let c = self.core.nodes[n as usize].children[k];
         if c != NONE {
             return c;
         }
-        let node = &self.nodes[n as usize];
+        let node = &self.core.nodes[n as usize];
         let bounds = Self::child_bounds(node, k);
         let level = node.level - 1;
         let c = self.alloc_node(bounds, bounds.center(), n, level);
-        let node = &mut self.nodes[n as usize];
+        let node = &mut self.core.nodes[n as usize];
         node.children[k] = c;
         node.child_count += 1;
         self.mark_used(n);
@@ -367,9 +363,9 @@ impl<V: Vector, T> Orthtree<V, T> {
         let mut work = core::mem::take(&mut self.work);
         work.push((start, slot));
         while let Some((mut n, slot)) = work.pop() {
-            let aabb = self.store.obj(slot).aabb;
+            let aabb = self.core.store.obj(slot).aabb;
             loop {
-                let node = &self.nodes[n as usize];
+                let node = &self.core.nodes[n as usize];
                 // A node splits once it has children or holds an object
                 // already; one of the minimum size never does.
                 let split = node.level > 0 && (node.child_count > 0 || !node.items.is_empty());
@@ -379,7 +375,7 @@ impl<V: Vector, T> Orthtree<V, T> {
                     self.unfile_fitting(n, &mut work);
                 }
                 let fits = if split {
-                    Self::octant_of(&self.nodes[n as usize], &aabb)
+                    Self::octant_of(&self.core.nodes[n as usize], &aabb)
                 } else {
                     None
                 };
@@ -398,8 +394,8 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// Moves the objects of leaf `n` that fit a child to the work list.
     fn unfile_fitting(&mut self, n: u32, work: &mut Vec<(u32, u32)>) {
         let mut i = 0;
-        while i < self.nodes[n as usize].items.len() {
-            let node = &self.nodes[n as usize];
+        while i < self.core.nodes[n as usize].items.len() {
+            let node = &self.core.nodes[n as usize];
             let it = node.items[i];
             if Self::octant_of(node, &it.aabb).is_some() {
                 self.unfile_at(n, i);
@@ -412,16 +408,16 @@ impl<V: Vector, T> Orthtree<V, T> {
 
     /// Adds an object to node `n`'s list.
     fn file(&mut self, n: u32, slot: u32, aabb: Aabb<V>) {
-        self.sub.mark_node(n);
-        let is_static = self.store.obj(slot).is_static;
-        let node = &mut self.nodes[n as usize];
+        self.core.mark_node(n);
+        let is_static = self.core.store.obj(slot).is_static;
+        let node = &mut self.core.nodes[n as usize];
         let pos = node.items.len() as u32;
         node.items.push(Item {
             aabb,
             slot,
             is_static,
         });
-        let s = self.store.slot_mut(slot);
+        let s = self.core.store.slot_mut(slot);
         s.node = n;
         s.pos = pos;
         self.mark_used(n);
@@ -430,18 +426,18 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// Takes item `i` out of node `n`'s list (swap-remove) and fixes the
     /// position of the item moved into its place. The node may be left empty.
     pub(crate) fn unfile_at(&mut self, n: u32, i: usize) {
-        self.sub.mark_node(n);
-        let node = &mut self.nodes[n as usize];
+        self.core.mark_node(n);
+        let node = &mut self.core.nodes[n as usize];
         node.items.swap_remove(i);
         if let Some(moved) = node.items.get(i) {
-            self.store.slot_mut(moved.slot).pos = i as u32;
+            self.core.store.slot_mut(moved.slot).pos = i as u32;
         }
     }
 
     /// A node gained an object or a child: if it was idle, it is reused, and
     /// its lifespan doubles (L5).
     fn mark_used(&mut self, n: u32) {
-        let node = &mut self.nodes[n as usize];
+        let node = &mut self.core.nodes[n as usize];
         if node.state == NodeState::Idle {
             node.state = NodeState::Live;
             node.idle_frames = 0;

@@ -4,6 +4,7 @@
 use super::Orthtree;
 use crate::geometry::Vector;
 use crate::index::{Item, report_pair};
+use crate::kernel::Core;
 use crate::store::{NONE, Store};
 use crate::{Counters, Handle, LayerMatrix, Object};
 
@@ -22,31 +23,30 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// spread most: only boxes whose intervals overlap on that axis are
     /// compared. That keeps crowded nodes (the objects straddling the root's
     /// split planes) from costing the square of their count.
-    pub(crate) fn find_pairs<F>(&mut self, mut f: F)
+    pub(crate) fn find_pairs<F>(&self, counters: &mut Counters, f: &mut F)
     where
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
     {
-        if self.root == NONE {
-            return;
-        }
-        let Self {
+        let Core {
             nodes,
             store,
-            pair_stack: stack,
-            ancestors: buf,
-            sorted,
-            counters,
             root,
             matrix,
             ..
-        } = self;
+        } = &self.core;
+        let mut scratch = self.pair_scratch.take();
+        let PairScratch {
+            stack,
+            ancestors: buf,
+            sorted,
+        } = &mut scratch;
         buf.clear();
         stack.clear();
         let mut ctx = PairCtx {
             store,
             matrix,
             counters,
-            f: &mut f,
+            f,
         };
         // (node, its parent's candidate segment `buf[start..end]`)
         stack.push((*root, 0, 0));
@@ -94,6 +94,35 @@ impl<V: Vector, T> Orthtree<V, T> {
                 }
             }
         }
+        self.pair_scratch.put(scratch);
+    }
+}
+
+/// The pair search's buffers.
+pub(crate) struct PairScratch<V: Vector> {
+    /// Depth-first stack: (node, its parent's candidate segment).
+    pub stack: Vec<(u32, u32, u32)>,
+    /// Ancestor objects, one segment per level of the descent.
+    pub ancestors: Vec<Item<V>>,
+    /// A crowded node's objects, sorted for the sweep (the octree's).
+    pub sorted: Vec<Item<V>>,
+}
+
+impl<V: Vector> Default for PairScratch<V> {
+    fn default() -> Self {
+        Self {
+            stack: Vec::new(),
+            ancestors: Vec::new(),
+            sorted: Vec::new(),
+        }
+    }
+}
+
+impl<V: Vector> PairScratch<V> {
+    /// Bytes held.
+    pub fn memory(&self) -> usize {
+        self.stack.capacity() * size_of::<(u32, u32, u32)>()
+            + (self.ancestors.capacity() + self.sorted.capacity()) * size_of::<Item<V>>()
     }
 }
 

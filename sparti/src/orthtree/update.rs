@@ -10,48 +10,48 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// Moves or resizes an object: climbs to the first ancestor that contains
     /// it, then sinks as deep as it fits (L3).
     pub(crate) fn update_shape(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error> {
-        let slot = self.store.resolve(h)?;
+        let slot = self.core.store.resolve(h)?;
         let aabb = checked_aabb(&shape)?;
-        let n = self.store.slot(slot).node;
+        let n = self.core.store.slot(slot).node;
         if n == NONE {
             // Still queued for the build: the build will place it.
             match self.admit(&aabb) {
                 Ok(()) => {}
                 Err(Error::OutsideWorld) if self.config.out_of_bounds == OutOfBounds::Remove => {
                     self.detach(slot);
-                    let obj = self.store.remove(slot);
-                    self.evicted.push((h, obj.value));
+                    let obj = self.core.store.remove(slot);
+                    self.core.evicted.push((h, obj.value));
                     return Ok(());
                 }
                 Err(e) => return Err(e),
             }
-            let o = self.store.obj_mut(slot);
+            let o = self.core.store.obj_mut(slot);
             o.shape = shape;
             o.aabb = aabb;
             return Ok(());
         }
-        let root_bounds = self.nodes[self.root as usize].bounds;
+        let root_bounds = self.core.nodes[self.core.root as usize].bounds;
         if !root_bounds.contains(&aabb) {
             match self.config.out_of_bounds {
                 OutOfBounds::Grow => self.grow_to(&aabb)?,
                 OutOfBounds::Reject => return Err(Error::OutsideWorld),
                 OutOfBounds::Remove => {
                     self.detach(slot);
-                    let obj = self.store.remove(slot);
-                    self.evicted.push((h, obj.value));
+                    let obj = self.core.store.remove(slot);
+                    self.core.evicted.push((h, obj.value));
                     return Ok(());
                 }
             }
         }
-        let o = self.store.obj_mut(slot);
+        let o = self.core.store.obj_mut(slot);
         o.shape = shape;
         o.aabb = aabb;
         // Read the place after any growth, which may have lifted the object.
         let (n, pos) = {
-            let s = self.store.slot(slot);
+            let s = self.core.store.slot(slot);
             (s.node, s.pos as usize)
         };
-        let node = &self.nodes[n as usize];
+        let node = &self.core.nodes[n as usize];
         // Fast path: still inside its node, and no deeper place for it (a
         // lone object in a leaf stays put whatever its size).
         if self.holds(n, &aabb)
@@ -59,13 +59,13 @@ impl<V: Vector, T> Orthtree<V, T> {
                 || (node.child_count == 0 && node.items.len() == 1)
                 || Self::octant_of(node, &aabb).is_none())
         {
-            self.nodes[n as usize].items[pos].aabb = aabb;
+            self.core.nodes[n as usize].items[pos].aabb = aabb;
             return Ok(());
         }
         self.unfile_at(n, pos);
         let mut up = n;
         while !self.holds(up, &aabb) {
-            up = self.nodes[up as usize].parent;
+            up = self.core.nodes[up as usize].parent;
         }
         self.place(up, slot);
         self.note_if_empty(n);
@@ -78,8 +78,8 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// touching such a plane belongs above it, or a touching pair across the
     /// plane would sit in two sibling subtrees and never be tested.
     pub(crate) fn holds(&self, n: u32, b: &Aabb<V>) -> bool {
-        let node = &self.nodes[n as usize].bounds;
-        let root = &self.nodes[self.root as usize].bounds;
+        let node = &self.core.nodes[n as usize].bounds;
+        let root = &self.core.nodes[self.core.root as usize].bounds;
         (0..V::DIM).all(|i| {
             let (lo, hi) = (node.min.get(i), node.max.get(i));
             let lo_ok = b.min.get(i) > lo || (lo == root.min.get(i) && b.min.get(i) == lo);
@@ -92,14 +92,11 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// allocated).
     pub(crate) fn detach(&mut self, slot: u32) {
         let (n, pos) = {
-            let s = self.store.slot(slot);
+            let s = self.core.store.slot(slot);
             (s.node, s.pos as usize)
         };
         if n == NONE {
-            self.pending.swap_remove(pos);
-            if let Some(&moved) = self.pending.get(pos) {
-                self.store.slot_mut(moved).pos = pos as u32;
-            }
+            self.core.unqueue(slot);
         } else {
             self.unfile_at(n, pos);
             self.note_if_empty(n);
@@ -108,8 +105,8 @@ impl<V: Vector, T> Orthtree<V, T> {
 
     /// Starts the countdown of a node that has become an empty leaf.
     pub(crate) fn note_if_empty(&mut self, n: u32) {
-        let node = &mut self.nodes[n as usize];
-        if n == self.root || node.state != NodeState::Live {
+        let node = &mut self.core.nodes[n as usize];
+        if n == self.core.root || node.state != NodeState::Live {
             return;
         }
         if node.items.is_empty() && node.child_count == 0 {
@@ -117,7 +114,7 @@ impl<V: Vector, T> Orthtree<V, T> {
             node.idle_frames = 0;
             if !node.listed {
                 node.listed = true;
-                self.idle.push(n);
+                self.core.idle.push(n);
             }
         }
     }
@@ -127,11 +124,14 @@ impl<V: Vector, T> Orthtree<V, T> {
     pub(crate) fn age_idle_nodes(&mut self) {
         // Work on the list while parents made empty by pruning are listed in
         // a second buffer (kept between frames: no allocation per frame).
-        let mut idle = core::mem::replace(&mut self.idle, core::mem::take(&mut self.idle_spare));
+        let mut idle = core::mem::replace(
+            &mut self.core.idle,
+            core::mem::take(&mut self.core.idle_spare),
+        );
         let mut i = 0;
         while i < idle.len() {
             let n = idle[i];
-            let node = &mut self.nodes[n as usize];
+            let node = &mut self.core.nodes[n as usize];
             if node.state != NodeState::Idle {
                 // Reused since it was listed.
                 node.listed = false;
@@ -149,8 +149,8 @@ impl<V: Vector, T> Orthtree<V, T> {
             node.state = NodeState::Free;
             node.parent = NONE;
             node.items.shrink_to(FREED_ITEMS_CAPACITY);
-            self.free_nodes.push(n);
-            let p = &mut self.nodes[parent as usize];
+            self.core.free_nodes.push(n);
+            let p = &mut self.core.nodes[parent as usize];
             let k = p
                 .children
                 .iter()
@@ -158,11 +158,11 @@ impl<V: Vector, T> Orthtree<V, T> {
                 .expect("a node is a child of its parent");
             p.children[k] = NONE;
             p.child_count -= 1;
-            // The parent, if now an empty leaf, is listed in `self.idle`
+            // The parent, if now an empty leaf, is listed in `self.core.idle`
             // and starts its countdown from the next frame.
             self.note_if_empty(parent);
         }
-        idle.append(&mut self.idle);
-        self.idle_spare = core::mem::replace(&mut self.idle, idle);
+        idle.append(&mut self.core.idle);
+        self.core.idle_spare = core::mem::replace(&mut self.core.idle, idle);
     }
 }

@@ -27,16 +27,16 @@ impl<V: Vector, T> Orthtree<V, T> {
     ///   are in the pending list;
     /// - the lifecycle: every empty leaf but the root is idle and listed.
     pub(crate) fn check_invariants(&self) -> Result<(), ValidationError> {
-        let mut seen = vec![false; self.nodes.len()];
+        let mut seen = vec![false; self.core.nodes.len()];
         let mut filed = 0usize;
-        if self.root != NONE {
-            let r = &self.nodes[self.root as usize];
+        if self.core.root != NONE {
+            let r = &self.core.nodes[self.core.root as usize];
             ensure!(r.parent == NONE, "root has a parent");
-            let mut stack = vec![self.root];
+            let mut stack = vec![self.core.root];
             while let Some(n) = stack.pop() {
                 ensure!(!seen[n as usize], "node {n} reached twice");
                 seen[n as usize] = true;
-                let node = &self.nodes[n as usize];
+                let node = &self.core.nodes[n as usize];
                 ensure!(node.state != NodeState::Free, "free node {n} in the tree");
                 ensure!(
                     node.bounds.min.all_le(node.center) && node.center.all_le(node.bounds.max),
@@ -53,7 +53,7 @@ impl<V: Vector, T> Orthtree<V, T> {
                         V::DIM
                     );
                     count += 1;
-                    let child = &self.nodes[c as usize];
+                    let child = &self.core.nodes[c as usize];
                     ensure!(
                         child.parent == n,
                         "child {c} of {n} names parent {}",
@@ -72,7 +72,7 @@ impl<V: Vector, T> Orthtree<V, T> {
                 ensure!(count == node.child_count as usize, "node {n} child count");
                 for (pos, it) in node.items.iter().enumerate() {
                     filed += 1;
-                    let s = self.store.slot(it.slot);
+                    let s = self.core.store.slot(it.slot);
                     self.check_item(n, pos, it, s)?;
                     let o = s.get().expect("checked live");
                     ensure!(
@@ -89,7 +89,7 @@ impl<V: Vector, T> Orthtree<V, T> {
                     );
                 }
                 let empty_leaf = node.items.is_empty() && node.child_count == 0;
-                if n != self.root {
+                if n != self.core.root {
                     ensure!(
                         (node.state == NodeState::Idle) == empty_leaf,
                         "node {n} is {:?} but empty leaf = {empty_leaf}",
@@ -110,8 +110,8 @@ impl<V: Vector, T> Orthtree<V, T> {
                 );
             }
         }
-        for (pos, &slot) in self.pending.iter().enumerate() {
-            let s = self.store.slot(slot);
+        for (pos, &slot) in self.core.pending.iter().enumerate() {
+            let s = self.core.store.slot(slot);
             ensure!(s.get().is_some(), "pending slot {slot} is free");
             ensure!(
                 s.node == NONE && s.pos as usize == pos,
@@ -119,15 +119,15 @@ impl<V: Vector, T> Orthtree<V, T> {
             );
         }
         ensure!(
-            filed + self.pending.len() == self.store.len(),
+            filed + self.core.pending.len() == self.core.store.len(),
             "{filed} filed + {} pending != {} objects",
-            self.pending.len(),
-            self.store.len()
+            self.core.pending.len(),
+            self.core.store.len()
         );
-        for &f in &self.free_nodes {
+        for &f in &self.core.free_nodes {
             ensure!(!seen[f as usize], "free node {f} is in the tree");
             ensure!(
-                self.nodes[f as usize].state == NodeState::Free,
+                self.core.nodes[f as usize].state == NodeState::Free,
                 "free node {f} state"
             );
             seen[f as usize] = true;
@@ -137,18 +137,22 @@ impl<V: Vector, T> Orthtree<V, T> {
             "a node is neither in the tree nor free"
         );
         let listed = self
+            .core
             .idle
             .iter()
-            .filter(|&&n| self.nodes[n as usize].listed)
+            .filter(|&&n| self.core.nodes[n as usize].listed)
             .count();
         ensure!(
-            listed == self.idle.len(),
+            listed == self.core.idle.len(),
             "idle list names an unlisted node"
         );
-        let mut sorted = self.idle.clone();
+        let mut sorted = self.core.idle.clone();
         sorted.sort_unstable();
         sorted.dedup();
-        ensure!(sorted.len() == self.idle.len(), "idle list has duplicates");
+        ensure!(
+            sorted.len() == self.core.idle.len(),
+            "idle list has duplicates"
+        );
         Ok(())
     }
 
@@ -181,18 +185,17 @@ impl<V: Vector, T> Orthtree<V, T> {
 
     pub(crate) fn tree_stats(&self) -> TreeStats {
         let mut st = TreeStats {
-            objects: self.store.len(),
-            pending: self.pending.len(),
+            objects: self.core.store.len(),
+            pending: self.core.pending.len(),
             ..TreeStats::default()
         };
         let mut items_capacity = 0;
-        for node in &self.nodes {
+        for node in &self.core.nodes {
             items_capacity += node.items.capacity();
         }
-        st.memory_bytes = self.nodes.capacity() * size_of::<super::Node<V>>()
+        st.memory_bytes = self.core.memory_bytes()
             + items_capacity * size_of::<Item<V>>()
-            + self.store.capacity() * size_of::<Slot<Object<V, T>>>()
-            + (self.pending.capacity() + self.idle.capacity() + self.free_nodes.capacity()) * 4;
+            + self.pair_scratch.with(|s| s.map_or(0, |s| s.memory()));
         self.nodes_depth_first(|_, depth, count| {
             st.nodes += 1;
             st.max_depth = st.max_depth.max(depth);
@@ -201,8 +204,9 @@ impl<V: Vector, T> Orthtree<V, T> {
             }
             st.objects_per_node[count] += 1;
         });
-        if self.root != NONE {
+        if self.core.root != NONE {
             st.leaves = self
+                .core
                 .nodes
                 .iter()
                 .filter(|n| n.state != NodeState::Free && n.child_count == 0)

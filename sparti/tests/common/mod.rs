@@ -492,6 +492,19 @@ pub fn run_scene<V: Vector, S: SpatialIndex<V, u32>>(
                 check(&p.s, scene.name, "insert");
             }
         }
+        // The build step on odd frames; on even ones the pair search and
+        // the queries meet the churn's insertions still queued, and must
+        // see them all the same.
+        if frame % 2 == 1 {
+            p.s.flush();
+            assert_eq!(
+                p.s.stats().pending,
+                0,
+                "[{}] flush left objects queued",
+                scene.name
+            );
+            check(&p.s, scene.name, "flush");
+        }
         // Pairs: structure == brute force == direct computation.
         let ps = pair_ids(&mut p.s);
         let pb = pair_ids(&mut p.b);

@@ -1,0 +1,673 @@
+//! The kernel every tree is built on, written once: the state the three
+//! families share ([`Core`]: the objects, the node pool, the pending
+//! queue, the idle list, the layer matrix, the counters and the query
+//! boxes), the one implementation of [`SpatialIndex`](crate::SpatialIndex) over a [`Family`],
+//! and the pieces that let queries run on `&self` from many threads at
+//! once (counters kept in atomics, derived data brought up to date on
+//! first use, scratch buffers lent per search).
+//!
+//! # Adding a structure
+//! A tree family is a type holding a [`Core`] and its own settings that
+//! implements [`Family`]: where an object belongs (`build_pending`,
+//! `update_shape`, `detach`), how empty branches are aged (`end_frame`),
+//! its pair search (`find_pairs`), its statistics and its own invariants.
+//! Its nodes implement [`TreeNode`], which is all the shared queries
+//! (regions, rays, k nearest) need: they come for free, as does every
+//! method of [`SpatialIndex`](crate::SpatialIndex). The shared test suite (`tests/common`)
+//! then checks it against the brute force.
+//!
+//! # Changes not yet built
+//! Insertions are queued and built in one pass by [`crate::SpatialIndex::flush`]
+//! (or [`crate::SpatialIndex::end_frame`]). A query that meets queued insertions
+//! still answers exactly: it tests them one by one beside the tree (a
+//! linear cost, counted in [`Counters::pending_tests`]). Moves and
+//! removals go into the tree at once; the boxes around the subtrees'
+//! objects that queries prune by are brought up to date by `flush`, or by
+//! the first query after a change (once, even when many threads query at
+//! the same time).
+
+use core::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use crate::geometry::{Aabb, Region, Shape, Vector};
+use crate::store::{NONE, Store};
+use crate::traverse::{SubBounds, Tree, TreeNode};
+use crate::{Counters, Error, Filter, Handle, LayerMatrix, Object, TreeStats, ValidationError};
+
+/// [`Counters`] that `&self` searches on many threads can add to.
+#[derive(Default, Debug)]
+pub(crate) struct AtomicCounters {
+    pair_tests: AtomicU64,
+    shape_tests: AtomicU64,
+    bound_tests: AtomicU64,
+    node_visits: AtomicU64,
+    queries: AtomicU64,
+    pending_tests: AtomicU64,
+}
+
+impl AtomicCounters {
+    /// Adds one search's counts (kept in a local [`Counters`] while it ran).
+    #[inline]
+    pub fn add(&self, c: &Counters) {
+        let add = |a: &AtomicU64, v: u64| {
+            if v != 0 {
+                a.fetch_add(v, Ordering::Relaxed);
+            }
+        };
+        add(&self.pair_tests, c.pair_tests);
+        add(&self.shape_tests, c.shape_tests);
+        add(&self.bound_tests, c.bound_tests);
+        add(&self.node_visits, c.node_visits);
+        add(&self.queries, c.queries);
+        add(&self.pending_tests, c.pending_tests);
+    }
+
+    /// The counts so far.
+    pub fn load(&self) -> Counters {
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        Counters {
+            pair_tests: get(&self.pair_tests),
+            shape_tests: get(&self.shape_tests),
+            bound_tests: get(&self.bound_tests),
+            node_visits: get(&self.node_visits),
+            queries: get(&self.queries),
+            pending_tests: get(&self.pending_tests),
+        }
+    }
+
+    /// Back to zero.
+    pub fn reset(&mut self) {
+        *self = Self::default();
+    }
+}
+
+/// Data derived from a structure (the query boxes), brought up to date on
+/// first use after a change.
+///
+/// Changes (`&mut`) reach the data through [`Cached::edit`], which marks
+/// it out of date; readers (`&self`, any number of threads) call
+/// [`Cached::get`], and the first one after a change runs the refresh,
+/// once, while the others wait for it. Up-to-date data is read without a
+/// lock.
+pub(crate) struct Cached<D> {
+    /// The data, once up to date.
+    fresh: OnceLock<D>,
+    /// The data between a change and the next refresh (`None` while
+    /// `fresh` holds it, or before the first use).
+    stale: Mutex<Option<D>>,
+}
+
+impl<D: Default> Default for Cached<D> {
+    fn default() -> Self {
+        Self {
+            fresh: OnceLock::new(),
+            stale: Mutex::new(None),
+        }
+    }
+}
+
+impl<D: Default> Cached<D> {
+    /// The data, for a change: it is out of date from now on.
+    #[inline]
+    pub fn edit(&mut self) -> &mut D {
+        let stale = self.stale.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let Some(d) = self.fresh.take() {
+            *stale = Some(d);
+        }
+        stale.get_or_insert_with(D::default)
+    }
+
+    /// The data, up to date: `refresh` brings it there if a change came
+    /// since the last refresh.
+    #[inline]
+    pub fn get(&self, refresh: impl FnOnce(&mut D)) -> &D {
+        self.fresh.get_or_init(|| {
+            let mut d = self
+                .stale
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+                .unwrap_or_default();
+            refresh(&mut d);
+            d
+        })
+    }
+
+    /// Brings the data up to date now (the explicit build step).
+    pub fn settle(&mut self, refresh: impl FnOnce(&mut D)) {
+        if self.fresh.get().is_none() {
+            let stale = self.stale.get_mut().unwrap_or_else(|e| e.into_inner());
+            let mut d = stale.take().unwrap_or_default();
+            refresh(&mut d);
+            // `fresh` is empty: `&mut self` excludes every reader.
+            let _ = self.fresh.set(d);
+        }
+    }
+
+    /// Calls `f` with the data as it is, up to date or not (for checks
+    /// and statistics).
+    pub fn with_current<R>(&self, f: impl FnOnce(&D) -> R) -> R {
+        if let Some(d) = self.fresh.get() {
+            return f(d);
+        }
+        let guard = self.stale.lock().unwrap_or_else(|e| e.into_inner());
+        match guard.as_ref() {
+            Some(d) => f(d),
+            None => f(&D::default()),
+        }
+    }
+}
+
+/// Scratch buffers a structure lends its `&self` searches, so that a
+/// search allocates nothing once warm: a search takes them and gives them
+/// back. A second search running at the same time gets new ones.
+pub(crate) struct Spare<S>(Mutex<Option<S>>);
+
+impl<S> Default for Spare<S> {
+    fn default() -> Self {
+        Self(Mutex::new(None))
+    }
+}
+
+impl<S: Default> Spare<S> {
+    /// The buffers (new ones if they are lent out).
+    pub fn take(&self) -> S {
+        self.0
+            .try_lock()
+            .ok()
+            .and_then(|mut g| g.take())
+            .unwrap_or_default()
+    }
+
+    /// Gives the buffers back.
+    pub fn put(&self, s: S) {
+        if let Ok(mut g) = self.0.try_lock() {
+            *g = Some(s);
+        }
+    }
+
+    /// Calls `f` with the buffers as they are (for statistics).
+    pub fn with<R>(&self, f: impl FnOnce(Option<&S>) -> R) -> R {
+        match self.0.try_lock() {
+            Ok(g) => f(g.as_ref()),
+            Err(_) => f(None),
+        }
+    }
+}
+
+/// The state every tree family shares: the objects, the node pool, the
+/// pending queue (L2), the idle list of lazy pruning (L5), the objects
+/// evicted by the `Remove` policy (L4), the layer matrix, the counters and
+/// the boxes the queries prune by.
+pub(crate) struct Core<V: Vector, T, N> {
+    pub store: Store<Object<V, T>>,
+    pub nodes: Vec<N>,
+    pub free_nodes: Vec<u32>,
+    /// The root node, `NONE` for a tree not built yet.
+    pub root: u32,
+    /// Objects inserted but not yet built into the tree (L2).
+    pub pending: Vec<u32>,
+    /// Empty leaves counting down (L5).
+    pub idle: Vec<u32>,
+    /// A spare buffer for `idle` while it is aged.
+    pub idle_spare: Vec<u32>,
+    /// Objects removed by the `Remove` policy, for the caller to collect.
+    pub evicted: Vec<(Handle, T)>,
+    pub matrix: LayerMatrix,
+    pub counters: AtomicCounters,
+    /// The boxes around the subtrees' objects, for the queries.
+    pub sub: Cached<SubBounds<V>>,
+}
+
+impl<V: Vector, T, N: TreeNode<V>> Default for Core<V, T, N> {
+    fn default() -> Self {
+        Self {
+            store: Store::default(),
+            nodes: Vec::new(),
+            free_nodes: Vec::new(),
+            root: NONE,
+            pending: Vec::new(),
+            idle: Vec::new(),
+            idle_spare: Vec::new(),
+            evicted: Vec::new(),
+            matrix: LayerMatrix::ALL,
+            counters: AtomicCounters::default(),
+            sub: Cached::default(),
+        }
+    }
+}
+
+impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
+    /// Marks node `n` for the query boxes: its object list changed, or it
+    /// is new. Every change to a node's object list must call it (or
+    /// [`Core::mark_stale`]); `validate` catches a missed mark.
+    #[inline]
+    pub fn mark_node(&mut self, n: u32) {
+        self.sub.edit().mark_node(n);
+    }
+
+    /// Marks every query box out of date (bulk changes).
+    #[inline]
+    pub fn mark_stale(&mut self) {
+        self.sub.edit().mark_stale();
+    }
+
+    /// Brings the query boxes up to date now.
+    pub fn settle(&mut self) {
+        let (nodes, root) = (&self.nodes, self.root);
+        self.sub.settle(|s| s.refresh(nodes, root));
+    }
+
+    /// The tree as the shared queries see it, its query boxes brought up
+    /// to date if a change came since the last query.
+    #[inline]
+    pub fn view(&self) -> Tree<'_, V, T, N> {
+        let (nodes, root) = (&self.nodes, self.root);
+        Tree {
+            nodes,
+            root,
+            store: &self.store,
+            sub: self.sub.get(|s| s.refresh(nodes, root)),
+            pending: &self.pending,
+        }
+    }
+
+    /// Queues a stored object for the next build (L2).
+    pub fn push_pending(&mut self, slot: u32) {
+        let s = self.store.slot_mut(slot);
+        s.node = NONE;
+        s.pos = self.pending.len() as u32;
+        self.pending.push(slot);
+    }
+
+    /// Takes a queued object out of the queue.
+    pub fn unqueue(&mut self, slot: u32) {
+        let pos = self.store.slot(slot).pos as usize;
+        self.pending.swap_remove(pos);
+        if let Some(&moved) = self.pending.get(pos) {
+            self.store.slot_mut(moved).pos = pos as u32;
+        }
+    }
+
+    /// Calls `f` for every overlapping pair that has a queued object in
+    /// it (the pairs the tree's own search cannot see): each queued object
+    /// against the tree's objects its box reaches, then against the queued
+    /// objects after it. Exact and slow (a tree query per queued object);
+    /// [`crate::SpatialIndex::flush`] makes it unnecessary.
+    pub fn pending_pairs<F>(&self, counters: &mut Counters, f: &mut F)
+    where
+        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
+    {
+        if self.pending.is_empty() {
+            return;
+        }
+        let tree = Tree {
+            pending: &[],
+            ..self.view()
+        };
+        let mut found = Vec::new();
+        for (i, &sa) in self.pending.iter().enumerate() {
+            let oa = self.store.obj(sa);
+            counters.pending_tests += 1;
+            crate::traverse::with_scratch(|s| {
+                tree.query(s, counters, &BoxesMeeting(oa.aabb), Filter::ALL, &mut found);
+            });
+            // The query counted itself; it is part of this pair search.
+            counters.queries -= 1;
+            for &h in &found {
+                counters.pair_tests += 1;
+                crate::index::report_pair(&self.store, &self.matrix, sa, h.index, f);
+            }
+            for &sb in &self.pending[i + 1..] {
+                counters.pair_tests += 1;
+                counters.pending_tests += 1;
+                if oa.aabb.intersects(&self.store.obj(sb).aabb) {
+                    counters.shape_tests += 1;
+                    crate::index::report_pair(&self.store, &self.matrix, sa, sb, f);
+                }
+            }
+        }
+    }
+
+    /// Bytes held by the shared state (capacities), objects included.
+    pub fn memory_bytes(&self) -> usize {
+        self.store.capacity() * size_of::<crate::store::Slot<Object<V, T>>>()
+            + self.nodes.capacity() * size_of::<N>()
+            + (self.free_nodes.capacity()
+                + self.pending.capacity()
+                + self.idle.capacity()
+                + self.idle_spare.capacity())
+                * size_of::<u32>()
+            + self.sub.with_current(SubBounds::memory_bytes)
+    }
+}
+
+/// A region selecting the objects whose boxes meet a box: the candidates
+/// of a queued object's pairs (the exact test is the pair test's).
+struct BoxesMeeting<V: Vector>(Aabb<V>);
+
+impl<V: Vector> Region<V> for BoxesMeeting<V> {
+    #[inline]
+    fn classify(&self, b: &Aabb<V>) -> crate::Overlap {
+        self.0.classify(b)
+    }
+    #[inline]
+    fn matches(&self, _: &Shape<V>) -> bool {
+        true
+    }
+}
+
+/// A tree family on the kernel: what differs between the tight orthtrees,
+/// the loose orthtrees and the BSP. Implementing it gives the family every
+/// method of [`SpatialIndex`](crate::SpatialIndex) (see the module docs, "Adding a structure").
+pub(crate) trait Family<V: Vector, T>: Sized {
+    /// The family's node.
+    type Node: TreeNode<V> + Send + Sync;
+
+    /// The shared state.
+    fn core(&self) -> &Core<V, T, Self::Node>;
+
+    /// The shared state, for changes.
+    fn core_mut(&mut self) -> &mut Core<V, T, Self::Node>;
+
+    /// Refuses an object's box the family cannot take (its out-of-bounds
+    /// policy), before anything is stored.
+    ///
+    /// # Errors
+    /// The refusal.
+    fn admit(&self, aabb: &Aabb<V>) -> Result<(), Error>;
+
+    /// Builds the queued insertions into the tree (L2).
+    fn build_pending(&mut self);
+
+    /// Moves or resizes a stored object (L3); its node's query boxes are
+    /// marked by the caller.
+    ///
+    /// # Errors
+    /// As [`crate::SpatialIndex::update`].
+    fn update_shape(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error>;
+
+    /// Takes a stored object out of the tree or the queue (before its slot
+    /// is freed).
+    fn detach(&mut self, slot: u32);
+
+    /// Ages the idle leaves and prunes the dead ones (L5).
+    fn age_idle_nodes(&mut self);
+
+    /// Calls `f` for every overlapping pair among the objects in the tree
+    /// (the queued ones are the kernel's), adding its work to `counters`.
+    fn find_pairs<F>(&self, counters: &mut Counters, f: &mut F)
+    where
+        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>);
+
+    /// The family's own reset after [`crate::SpatialIndex::clear`] (a preset root).
+    fn after_clear(&mut self) {}
+
+    /// Zeroes the family's own counters.
+    fn reset_own_counters(&mut self) {}
+
+    /// Statistics of the nodes (memory of the shared state included).
+    fn tree_stats(&self) -> TreeStats;
+
+    /// Every node, parents first: `f(bounds, depth, object_count)`.
+    fn nodes_depth_first(&self, f: &mut dyn FnMut(&Aabb<V>, usize, usize));
+
+    /// The family's invariants (the query boxes are checked by the kernel).
+    ///
+    /// # Errors
+    /// The first broken invariant.
+    fn check_invariants(&self) -> Result<(), ValidationError>;
+}
+
+/// The one implementation of [`SpatialIndex`](crate::SpatialIndex) for every tree family:
+/// `impl_spatial_index!(Orthtree)` gives a type implementing [`Family`]
+/// every method. (A macro rather than a blanket `impl<S: Family>`, which
+/// the brute force's own implementation would conflict with.)
+macro_rules! impl_spatial_index {
+    ($ty:ident) => {
+        impl<V: $crate::Vector, T> $crate::SpatialIndex<V, T> for $ty<V, T> {
+            fn insert(
+                &mut self,
+                desc: $crate::ObjectDesc<V, T>,
+            ) -> Result<$crate::Handle, $crate::Error> {
+                let obj = $crate::Object::from_desc(desc)?;
+                $crate::kernel::Family::admit(self, &obj.aabb)?;
+                let core = $crate::kernel::Family::core_mut(self);
+                let h = core.store.insert(obj)?;
+                core.push_pending(h.index);
+                Ok(h)
+            }
+
+            fn insert_many(
+                &mut self,
+                descs: Vec<$crate::ObjectDesc<V, T>>,
+            ) -> Result<Vec<$crate::Handle>, $crate::Error> {
+                for d in &descs {
+                    d.shape.check()?;
+                    $crate::kernel::Family::admit(self, &d.shape.aabb())?;
+                }
+                let core = $crate::kernel::Family::core_mut(self);
+                core.mark_stale();
+                core.pending.reserve(descs.len());
+                core.store.reserve(descs.len());
+                let mut out = Vec::with_capacity(descs.len());
+                for d in descs {
+                    out.push(self.insert(d)?);
+                }
+                Ok(out)
+            }
+
+            fn update(&mut self, h: Handle, shape: $crate::Shape<V>) -> Result<(), $crate::Error> {
+                // The object's box may have changed in place in its node: mark it
+                // (the nodes it left or entered are marked as it is filed).
+                let r = $crate::kernel::Family::update_shape(self, h, shape);
+                let core = $crate::kernel::Family::core_mut(self);
+                if let Ok(slot) = core.store.resolve(h) {
+                    let n = core.store.slot(slot).node;
+                    if n != $crate::store::NONE {
+                        core.mark_node(n);
+                    }
+                }
+                r
+            }
+
+            fn remove(&mut self, h: Handle) -> Result<T, $crate::Error> {
+                let slot = $crate::kernel::Family::core(self).store.resolve(h)?;
+                $crate::kernel::Family::detach(self, slot);
+                Ok($crate::kernel::Family::core_mut(self)
+                    .store
+                    .remove(slot)
+                    .value)
+            }
+
+            fn get(&self, h: Handle) -> Result<&$crate::Object<V, T>, $crate::Error> {
+                $crate::kernel::Family::core(self).store.get(h)
+            }
+
+            fn value_mut(&mut self, h: Handle) -> Result<&mut T, $crate::Error> {
+                $crate::kernel::Family::core_mut(self).store.value_mut(h)
+            }
+
+            fn len(&self) -> usize {
+                $crate::kernel::Family::core(self).store.len()
+            }
+
+            fn objects<'a>(
+                &'a self,
+            ) -> impl Iterator<Item = ($crate::Handle, &'a $crate::Object<V, T>)>
+            where
+                T: 'a,
+            {
+                $crate::kernel::Family::core(self).store.objects()
+            }
+
+            fn clear(&mut self) {
+                let core = $crate::kernel::Family::core_mut(self);
+                core.mark_stale();
+                core.store.clear();
+                core.nodes.clear();
+                core.free_nodes.clear();
+                core.root = $crate::store::NONE;
+                core.pending.clear();
+                core.idle.clear();
+                $crate::kernel::Family::after_clear(self);
+            }
+
+            fn flush(&mut self) {
+                $crate::kernel::Family::build_pending(self);
+                $crate::kernel::Family::core_mut(self).settle();
+            }
+
+            fn end_frame(&mut self) {
+                $crate::kernel::Family::build_pending(self);
+                $crate::kernel::Family::age_idle_nodes(self);
+            }
+
+            fn query<R: $crate::Region<V>>(
+                &self,
+                region: &R,
+                filter: $crate::Filter,
+                out: &mut Vec<$crate::Handle>,
+            ) {
+                let core = $crate::kernel::Family::core(self);
+                let mut c = $crate::Counters::default();
+                $crate::traverse::with_scratch(|s| {
+                    core.view().query(s, &mut c, region, filter, out)
+                });
+                core.counters.add(&c);
+            }
+
+            fn ray_nearest(
+                &self,
+                ray: &$crate::Ray<V>,
+                max_dist: f32,
+                filter: $crate::Filter,
+            ) -> Option<$crate::RayHit<V>> {
+                let core = $crate::kernel::Family::core(self);
+                let mut c = $crate::Counters::default();
+                let hit = $crate::traverse::with_scratch(|s| {
+                    core.view().ray_nearest(s, &mut c, ray, max_dist, filter)
+                });
+                core.counters.add(&c);
+                hit
+            }
+
+            fn ray_all(
+                &self,
+                ray: &$crate::Ray<V>,
+                max_dist: f32,
+                filter: $crate::Filter,
+                out: &mut Vec<$crate::RayHit<V>>,
+            ) {
+                let core = $crate::kernel::Family::core(self);
+                let mut c = $crate::Counters::default();
+                $crate::traverse::with_scratch(|s| {
+                    core.view().ray_all(s, &mut c, ray, max_dist, filter, out);
+                });
+                core.counters.add(&c);
+            }
+
+            fn nearest_k(
+                &self,
+                point: V,
+                k: usize,
+                filter: $crate::Filter,
+                out: &mut Vec<$crate::Neighbor>,
+            ) {
+                let core = $crate::kernel::Family::core(self);
+                let mut c = $crate::Counters::default();
+                $crate::traverse::with_scratch(|s| {
+                    core.view().nearest(s, &mut c, point, k, filter, out)
+                });
+                core.counters.add(&c);
+            }
+
+            fn ray_nearest_batch(
+                &self,
+                rays: &[($crate::Ray<V>, f32)],
+                filter: $crate::Filter,
+                out: &mut Vec<Option<$crate::RayHit<V>>>,
+            ) where
+                T: Sync,
+            {
+                let core = $crate::kernel::Family::core(self);
+                let mut c = $crate::Counters::default();
+                $crate::traverse::with_scratch(|s| {
+                    core.view().ray_nearest_batch(s, &mut c, rays, filter, out);
+                });
+                core.counters.add(&c);
+            }
+
+            fn query_aabb_batch(
+                &self,
+                boxes: &[$crate::Aabb<V>],
+                filter: $crate::Filter,
+                handles: &mut Vec<$crate::Handle>,
+                offsets: &mut Vec<usize>,
+            ) where
+                T: Sync,
+            {
+                let core = $crate::kernel::Family::core(self);
+                let mut c = $crate::Counters::default();
+                $crate::traverse::with_scratch(|s| {
+                    core.view()
+                        .query_batch(s, &mut c, boxes, filter, handles, offsets);
+                });
+                core.counters.add(&c);
+            }
+
+            fn set_layer_matrix(&mut self, matrix: $crate::LayerMatrix) {
+                $crate::kernel::Family::core_mut(self).matrix = matrix;
+            }
+
+            fn layer_matrix(&self) -> &$crate::LayerMatrix {
+                &$crate::kernel::Family::core(self).matrix
+            }
+
+            fn for_each_pair<F>(&self, mut f: F)
+            where
+                F: FnMut(
+                    $crate::Handle,
+                    $crate::Handle,
+                    &$crate::Object<V, T>,
+                    &$crate::Object<V, T>,
+                ),
+            {
+                let mut c = $crate::Counters::default();
+                if $crate::kernel::Family::core(self).root != $crate::store::NONE {
+                    $crate::kernel::Family::find_pairs(self, &mut c, &mut f);
+                }
+                $crate::kernel::Family::core(self).pending_pairs(&mut c, &mut f);
+                $crate::kernel::Family::core(self).counters.add(&c);
+            }
+
+            fn counters(&self) -> $crate::Counters {
+                $crate::kernel::Family::core(self).counters.load()
+            }
+
+            fn reset_counters(&mut self) {
+                $crate::kernel::Family::core_mut(self).counters.reset();
+                $crate::kernel::Family::reset_own_counters(self);
+            }
+
+            fn stats(&self) -> $crate::TreeStats {
+                let mut stats = $crate::kernel::Family::tree_stats(self);
+                stats.pending = $crate::kernel::Family::core(self).pending.len();
+                stats
+            }
+
+            fn for_each_node<F: FnMut(&$crate::Aabb<V>, usize, usize)>(&self, mut f: F) {
+                $crate::kernel::Family::nodes_depth_first(self, &mut f);
+            }
+
+            fn validate(&self) -> Result<(), $crate::ValidationError> {
+                $crate::kernel::Family::check_invariants(self)?;
+                let core = $crate::kernel::Family::core(self);
+                core.sub
+                    .with_current(|s| s.check(&core.nodes, core.root))
+                    .map_err($crate::ValidationError)
+            }
+        }
+    };
+}
+pub(crate) use impl_spatial_index;
