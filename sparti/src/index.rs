@@ -508,16 +508,50 @@ pub trait SpatialIndex<V: Vector, T> {
     fn contacts(&self, out: &mut Vec<Contact<V>>) {
         out.clear();
         self.for_each_pair(|a, b, oa, ob| {
-            if let Some(c) = oa.shape.contact(&ob.shape) {
-                out.push(Contact {
-                    a,
-                    b,
-                    point: c.point,
-                    normal: c.normal,
-                    depth: c.depth,
-                });
+            if let Some(c) = contact_of(a, b, oa, ob) {
+                out.push(c);
             }
         });
+    }
+
+    /// [`SpatialIndex::pairs`] on every thread of rayon's pool (feature
+    /// `rayon`): the same pairs in the same order, and the same counters.
+    /// The trees cut their search into independent tasks, which the
+    /// threads share; each fills its own buffer and the buffers are joined
+    /// in task order. Without the feature (and for the brute force) it is
+    /// [`SpatialIndex::pairs`]. The values must be `Sync`, feature or not,
+    /// so that a program's code does not depend on the feature.
+    ///
+    /// # Example
+    /// ```
+    /// use glam::Vec3;
+    /// use sparti::{LooseOctree, ObjectDesc, Shape, SpatialIndex};
+    /// let mut tree = LooseOctree::new();
+    /// for i in 0..1000 {
+    ///     let p = Vec3::new((i % 10) as f32, (i / 10 % 10) as f32, (i / 100) as f32) * 1.5;
+    ///     tree.insert(ObjectDesc::new(Shape::sphere(p, 1.0), i)).unwrap();
+    /// }
+    /// tree.flush();
+    /// let (mut one, mut many) = (Vec::new(), Vec::new());
+    /// tree.pairs(&mut one);
+    /// tree.par_pairs(&mut many);
+    /// assert_eq!(one, many);
+    /// ```
+    fn par_pairs(&self, out: &mut Vec<Pair>)
+    where
+        T: Sync,
+    {
+        self.pairs(out);
+    }
+
+    /// [`SpatialIndex::contacts`] on every thread of rayon's pool (feature
+    /// `rayon`): the same records in the same order (see
+    /// [`SpatialIndex::par_pairs`]).
+    fn par_contacts(&self, out: &mut Vec<Contact<V>>)
+    where
+        T: Sync,
+    {
+        self.contacts(out);
     }
 
     /// Objects overlapping a box (Q1).
@@ -702,6 +736,24 @@ pub(crate) fn report_pair<V: Vector, T, F>(
             f(hb, ha, ob, oa);
         }
     }
+}
+
+/// The contact record of a pair whose shapes overlap, `None` when they do
+/// not (after the box test passed on rounding).
+#[inline]
+pub(crate) fn contact_of<V: Vector, T>(
+    a: Handle,
+    b: Handle,
+    oa: &Object<V, T>,
+    ob: &Object<V, T>,
+) -> Option<Contact<V>> {
+    oa.shape.contact(&ob.shape).map(|c| Contact {
+        a,
+        b,
+        point: c.point,
+        normal: c.normal,
+        depth: c.depth,
+    })
 }
 
 /// Sorts neighbours by distance then handle and keeps the first `k`.

@@ -143,14 +143,17 @@ fn all_threads_agree<V: Vector, S: SpatialIndex<V, u32> + Sync>(
         }
     }
     let expected = pair_values(b);
-    assert!(!expected.is_empty(), "{what}: a scene without pairs proves nothing");
+    assert!(
+        !expected.is_empty(),
+        "{what}: a scene without pairs proves nothing"
+    );
     assert_eq!(pairs, expected, "{what}: pairs");
 }
 
 fn shared_queries<V: Vector, S: SpatialIndex<V, u32> + Sync>(make: impl Fn() -> S, seed: u64) {
     let mut r = Pcg64::seed_from_u64(seed);
     let (mut s, mut b) = (make(), BruteForce::<V, u32>::new());
-    let mut desc = |r: &mut Pcg64, i: u32| {
+    let desc = |r: &mut Pcg64, i: u32| {
         let c: V = vec_in(r, 0.0, SIDE);
         let size = r.random_range(0.0..3.0f32);
         let shape = if r.random_bool(0.5) {
@@ -186,7 +189,11 @@ fn shared_queries<V: Vector, S: SpatialIndex<V, u32> + Sync>(make: impl Fn() -> 
     let queued = s.stats().pending;
     assert!(queued == 300 || queued == 0, "{queued} queued");
     let queries: Vec<Vec<Query<V>>> = (0..THREADS)
-        .map(|_| (0..QUERIES_PER_THREAD).map(|_| random_query(&mut r)).collect())
+        .map(|_| {
+            (0..QUERIES_PER_THREAD)
+                .map(|_| random_query(&mut r))
+                .collect()
+        })
         .collect();
 
     s.reset_counters();

@@ -400,6 +400,31 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     where
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>);
 
+    /// The pair search on rayon's threads (feature `rayon`): `record` of
+    /// every overlapping pair into `out` (cleared first), in the order of
+    /// [`Family::find_pairs`] then the queued objects' pairs. The default is
+    /// the one-thread search.
+    fn par_collect<R, M>(&self, record: M, out: &mut Vec<R>)
+    where
+        T: Sync,
+        R: Send,
+        M: Fn(Handle, Handle, &Object<V, T>, &Object<V, T>) -> Option<R> + Sync,
+    {
+        out.clear();
+        let mut c = Counters::default();
+        let mut f = |a, b, oa: &Object<V, T>, ob: &Object<V, T>| {
+            if let Some(r) = record(a, b, oa, ob) {
+                out.push(r);
+            }
+        };
+        let core = self.core();
+        if core.root != NONE {
+            self.find_pairs(&mut c, &mut f);
+        }
+        core.pending_pairs(&mut c, &mut f);
+        core.counters.add(&c);
+    }
+
     /// The family's own reset after [`crate::SpatialIndex::clear`] (a preset root).
     fn after_clear(&mut self) {}
 
@@ -639,6 +664,28 @@ macro_rules! impl_spatial_index {
                 }
                 $crate::kernel::Family::core(self).pending_pairs(&mut c, &mut f);
                 $crate::kernel::Family::core(self).counters.add(&c);
+            }
+
+            fn par_pairs(&self, out: &mut Vec<$crate::Pair>)
+            where
+                T: Sync,
+            {
+                $crate::kernel::Family::par_collect(
+                    self,
+                    |a, b, _, _| Some($crate::Pair { a, b }),
+                    out,
+                );
+            }
+
+            fn par_contacts(&self, out: &mut Vec<$crate::Contact<V>>)
+            where
+                T: Sync,
+            {
+                $crate::kernel::Family::par_collect(
+                    self,
+                    |a, b, oa, ob| $crate::index::contact_of(a, b, oa, ob),
+                    out,
+                );
             }
 
             fn counters(&self) -> $crate::Counters {

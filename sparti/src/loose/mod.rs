@@ -478,54 +478,6 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     }
 }
 
-/// Pair searches on several threads (feature `rayon`).
-#[cfg(feature = "rayon")]
-impl<V: Vector, T: Sync> LooseOrthtree<V, T> {
-    /// [`SpatialIndex::pairs`](crate::SpatialIndex::pairs) on every thread of rayon's pool: the same
-    /// pairs in the same order, and the same counters.
-    ///
-    /// The search is cut into independent tasks (the top levels' own
-    /// objects, their children's cross descents and the subtrees below),
-    /// which the threads share; each fills its own buffer and the buffers
-    /// are joined in task order. A single-threaded search runs the same
-    /// tasks in the same order, which is why the order is the same.
-    ///
-    /// # Example
-    /// ```
-    /// use glam::Vec3;
-    /// use sparti::{LooseOctree, ObjectDesc, Shape, SpatialIndex};
-    /// let mut tree = LooseOctree::new();
-    /// for i in 0..1000 {
-    ///     let p = Vec3::new((i % 10) as f32, (i / 10 % 10) as f32, (i / 100) as f32) * 1.5;
-    ///     tree.insert(ObjectDesc::new(Shape::sphere(p, 1.0), i)).unwrap();
-    /// }
-    /// let (mut one, mut many) = (Vec::new(), Vec::new());
-    /// tree.pairs(&mut one);
-    /// tree.par_pairs(&mut many);
-    /// assert_eq!(one, many);
-    /// ```
-    pub fn par_pairs(&self, out: &mut Vec<crate::Pair>) {
-        self.par_collect(|a, b, _, _| Some(crate::Pair { a, b }), out);
-    }
-
-    /// [`SpatialIndex::contacts`](crate::SpatialIndex::contacts) on every thread of rayon's pool: the same
-    /// records in the same order (see [`par_pairs`](Self::par_pairs)).
-    pub fn par_contacts(&self, out: &mut Vec<crate::Contact<V>>) {
-        self.par_collect(
-            |a, b, oa, ob| {
-                oa.shape.contact(&ob.shape).map(|c| crate::Contact {
-                    a,
-                    b,
-                    point: c.point,
-                    normal: c.normal,
-                    depth: c.depth,
-                })
-            },
-            out,
-        );
-    }
-}
-
 crate::kernel::impl_spatial_index!(LooseOrthtree);
 
 impl<V: Vector, T> Family<V, T> for LooseOrthtree<V, T> {
@@ -564,6 +516,16 @@ impl<V: Vector, T> Family<V, T> for LooseOrthtree<V, T> {
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
     {
         LooseOrthtree::find_pairs(self, counters, f);
+    }
+
+    #[cfg(feature = "rayon")]
+    fn par_collect<R, M>(&self, record: M, out: &mut Vec<R>)
+    where
+        T: Sync,
+        R: Send,
+        M: Fn(Handle, Handle, &Object<V, T>, &Object<V, T>) -> Option<R> + Sync,
+    {
+        LooseOrthtree::par_collect(self, record, out);
     }
 
     fn after_clear(&mut self) {
