@@ -14,7 +14,7 @@ use glam::{Vec2, Vec3};
 
 use crate::geometry::{Aabb, Shape, Vector};
 use crate::index::Item;
-use crate::kernel::{Core, Family, Spare};
+use crate::kernel::{Core, Family, PoolNode, PoolParts, Spare};
 use crate::orthtree::{MAX_COORDINATE, NodeState, PairScratch, within_limits};
 use crate::store::NONE;
 use crate::traverse::TreeNode;
@@ -425,14 +425,6 @@ impl<V: Vector, T> Family<V, T> for Bsp<V, T> {
         Bsp::update_shape(self, h, shape)
     }
 
-    fn detach(&mut self, slot: u32) {
-        Bsp::detach(self, slot);
-    }
-
-    fn age_idle_nodes(&mut self) {
-        Bsp::age_idle_nodes(self);
-    }
-
     fn find_pairs<F>(&self, counters: &mut Counters, f: &mut F)
     where
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
@@ -454,6 +446,22 @@ impl<V: Vector, T> Family<V, T> for Bsp<V, T> {
 
     fn check_invariants(&self) -> Result<(), ValidationError> {
         Bsp::check_invariants(self)
+    }
+}
+
+impl<V: Vector> PoolNode<V> for Node<V> {
+    #[inline]
+    fn pool(&mut self) -> PoolParts<'_, V> {
+        PoolParts {
+            items: &mut self.items,
+            children: &mut self.children,
+            parent: &mut self.parent,
+            child_count: &mut self.child_count,
+            state: &mut self.state,
+            lifespan: &mut self.lifespan,
+            idle_frames: &mut self.idle_frames,
+            listed: &mut self.listed,
+        }
     }
 }
 

@@ -29,6 +29,10 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
+mod pool;
+
+pub(crate) use pool::{FIRST_LIFESPAN, MAX_LIFESPAN, NodeState, PoolNode, PoolParts};
+
 use crate::geometry::{Aabb, Region, Shape, Vector};
 use crate::store::{NONE, Store};
 use crate::traverse::{SubBounds, Tree, TreeNode};
@@ -362,7 +366,7 @@ impl<V: Vector> Region<V> for BoxesMeeting<V> {
 /// method of [`SpatialIndex`](crate::SpatialIndex) (see the module docs, "Adding a structure").
 pub(crate) trait Family<V: Vector, T>: Sized {
     /// The family's node.
-    type Node: TreeNode<V> + Send + Sync;
+    type Node: PoolNode<V> + Send + Sync;
 
     /// The shared state.
     fn core(&self) -> &Core<V, T, Self::Node>;
@@ -386,13 +390,6 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     /// # Errors
     /// As [`crate::SpatialIndex::update`].
     fn update_shape(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error>;
-
-    /// Takes a stored object out of the tree or the queue (before its slot
-    /// is freed).
-    fn detach(&mut self, slot: u32);
-
-    /// Ages the idle leaves and prunes the dead ones (L5).
-    fn age_idle_nodes(&mut self);
 
     /// Calls `f` for every overlapping pair among the objects in the tree
     /// (the queued ones are the kernel's), adding its work to `counters`.
@@ -498,7 +495,7 @@ macro_rules! impl_spatial_index {
 
             fn remove(&mut self, h: Handle) -> Result<T, $crate::Error> {
                 let slot = $crate::kernel::Family::core(self).store.resolve(h)?;
-                $crate::kernel::Family::detach(self, slot);
+                $crate::kernel::Family::core_mut(self).detach(slot);
                 Ok($crate::kernel::Family::core_mut(self)
                     .store
                     .remove(slot)
@@ -545,7 +542,7 @@ macro_rules! impl_spatial_index {
 
             fn end_frame(&mut self) {
                 $crate::kernel::Family::build_pending(self);
-                $crate::kernel::Family::age_idle_nodes(self);
+                $crate::kernel::Family::core_mut(self).age_idle_nodes();
             }
 
             fn query<R: $crate::Region<V>>(

@@ -4,7 +4,7 @@
 use super::{LooseOrthtree, Node};
 use crate::geometry::{Aabb, Vector};
 use crate::index::Item;
-use crate::orthtree::{FIRST_LIFESPAN, MAX_LIFESPAN, NodeState, within_limits};
+use crate::orthtree::{FIRST_LIFESPAN, NodeState, within_limits};
 use crate::store::NONE;
 use crate::{Error, OutOfBounds};
 
@@ -248,7 +248,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         self.core.nodes[old as usize].parent = new;
         self.core.root = new;
         self.lift_oversized(old, new);
-        self.note_if_empty(old);
+        self.core.note_if_empty(old);
     }
 
     /// After a growth: objects of the old root too big for its level (they
@@ -261,8 +261,8 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         while i < self.core.nodes[old as usize].items.len() {
             let it = self.core.nodes[old as usize].items[i];
             if Self::extent(&it.aabb).1 > pad {
-                self.unfile_at(old, i);
-                self.file(new, it.slot, it.aabb);
+                self.core.unfile_at(old, i);
+                self.core.file(new, it.slot, it.aabb);
             } else {
                 i += 1;
             }
@@ -312,7 +312,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let node = &mut self.core.nodes[n as usize];
         node.children[k] = c;
         node.child_count += 1;
-        self.mark_used(n);
+        self.core.mark_used(n);
         c
     }
 
@@ -348,7 +348,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                 match deeper {
                     Some(k) if !leaf || full => n = self.child_or_create(n, k),
                     _ => {
-                        self.file(n, slot, aabb);
+                        self.core.file(n, slot, aabb);
                         break;
                     }
                 }
@@ -365,50 +365,11 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             let it = node.items[i];
             let (p, e) = Self::extent(&it.aabb);
             if self.deeper(node, &it.aabb, p, e).is_some() {
-                self.unfile_at(n, i);
+                self.core.unfile_at(n, i);
                 work.push((n, it.slot));
             } else {
                 i += 1;
             }
-        }
-    }
-
-    /// Adds an object to node `n`'s list.
-    pub(crate) fn file(&mut self, n: u32, slot: u32, aabb: Aabb<V>) {
-        self.core.mark_node(n);
-        let is_static = self.core.store.obj(slot).is_static;
-        let node = &mut self.core.nodes[n as usize];
-        let pos = node.items.len() as u32;
-        node.items.push(Item {
-            aabb,
-            slot,
-            is_static,
-        });
-        let s = self.core.store.slot_mut(slot);
-        s.node = n;
-        s.pos = pos;
-        self.mark_used(n);
-    }
-
-    /// Takes item `i` out of node `n`'s list (swap-remove) and fixes the
-    /// position of the item moved into its place. The node may be left empty.
-    pub(crate) fn unfile_at(&mut self, n: u32, i: usize) {
-        self.core.mark_node(n);
-        let node = &mut self.core.nodes[n as usize];
-        node.items.swap_remove(i);
-        if let Some(moved) = node.items.get(i) {
-            self.core.store.slot_mut(moved.slot).pos = i as u32;
-        }
-    }
-
-    /// A node gained an object or a child: if it was idle, it is reused, and
-    /// its lifespan doubles (L5).
-    fn mark_used(&mut self, n: u32) {
-        let node = &mut self.core.nodes[n as usize];
-        if node.state == NodeState::Idle {
-            node.state = NodeState::Live;
-            node.idle_frames = 0;
-            node.lifespan = node.lifespan.saturating_mul(2).min(MAX_LIFESPAN);
         }
     }
 }

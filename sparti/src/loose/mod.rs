@@ -33,7 +33,7 @@ use glam::{Vec2, Vec3};
 
 use crate::geometry::{Aabb, Shape, Vector};
 use crate::index::Item;
-use crate::kernel::{Core, Family, Spare};
+use crate::kernel::{Core, Family, PoolNode, PoolParts, Spare};
 use crate::orthtree::{MAX_COORDINATE, NodeState, within_limits};
 use crate::store::NONE;
 use crate::traverse::TreeNode;
@@ -503,14 +503,6 @@ impl<V: Vector, T> Family<V, T> for LooseOrthtree<V, T> {
         LooseOrthtree::update_shape(self, h, shape)
     }
 
-    fn detach(&mut self, slot: u32) {
-        LooseOrthtree::detach(self, slot);
-    }
-
-    fn age_idle_nodes(&mut self) {
-        LooseOrthtree::age_idle_nodes(self);
-    }
-
     fn find_pairs<F>(&self, counters: &mut Counters, f: &mut F)
     where
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
@@ -548,6 +540,22 @@ impl<V: Vector, T> Family<V, T> for LooseOrthtree<V, T> {
 
     fn check_invariants(&self) -> Result<(), ValidationError> {
         LooseOrthtree::check_invariants(self)
+    }
+}
+
+impl<V: Vector> PoolNode<V> for Node<V> {
+    #[inline]
+    fn pool(&mut self) -> PoolParts<'_, V> {
+        PoolParts {
+            items: &mut self.items,
+            children: &mut self.children,
+            parent: &mut self.parent,
+            child_count: &mut self.child_count,
+            state: &mut self.state,
+            lifespan: &mut self.lifespan,
+            idle_frames: &mut self.idle_frames,
+            listed: &mut self.listed,
+        }
     }
 }
 

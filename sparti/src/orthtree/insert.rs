@@ -1,7 +1,7 @@
 //! Insertion: the pending queue and its one-pass build (L2), placing an
 //! object in the deepest node that contains it, and growing the root (L4).
 
-use super::{FIRST_LIFESPAN, MAX_LIFESPAN, Node, NodeState, Orthtree, OutOfBounds, within_limits};
+use super::{FIRST_LIFESPAN, Node, NodeState, Orthtree, OutOfBounds, within_limits};
 use crate::Error;
 use crate::geometry::{Aabb, Vector};
 use crate::index::Item;
@@ -259,7 +259,7 @@ impl<V: Vector, T> Orthtree<V, T> {
         self.lift_objects_on_new_planes(old);
         // An empty old root (as when the first root was a hair too small)
         // is an empty leaf now like any other.
-        self.note_if_empty(old);
+        self.core.note_if_empty(old);
     }
 
     /// After a growth, the old root's faces towards the growth are split
@@ -280,7 +280,7 @@ impl<V: Vector, T> Orthtree<V, T> {
             while i < self.core.nodes[n as usize].items.len() {
                 let it = self.core.nodes[n as usize].items[i];
                 if touches(&it.aabb) {
-                    self.unfile_at(n, i);
+                    self.core.unfile_at(n, i);
                     lifted.push((n, it.slot));
                 } else {
                     i += 1;
@@ -295,8 +295,8 @@ impl<V: Vector, T> Orthtree<V, T> {
         self.stack = stack;
         for &(n, slot) in &lifted {
             let aabb = self.core.store.obj(slot).aabb;
-            self.file(root_id, slot, aabb);
-            self.note_if_empty(n);
+            self.core.file(root_id, slot, aabb);
+            self.core.note_if_empty(n);
         }
         lifted.clear();
         self.work = lifted;
@@ -349,7 +349,7 @@ impl<V: Vector, T> Orthtree<V, T> {
         let node = &mut self.core.nodes[n as usize];
         node.children[k] = c;
         node.child_count += 1;
-        self.mark_used(n);
+        self.core.mark_used(n);
         c
     }
 
@@ -382,7 +382,7 @@ impl<V: Vector, T> Orthtree<V, T> {
                 match fits {
                     Some(k) => n = self.child_or_create(n, k),
                     None => {
-                        self.file(n, slot, aabb);
+                        self.core.file(n, slot, aabb);
                         break;
                     }
                 }
@@ -398,50 +398,11 @@ impl<V: Vector, T> Orthtree<V, T> {
             let node = &self.core.nodes[n as usize];
             let it = node.items[i];
             if Self::octant_of(node, &it.aabb).is_some() {
-                self.unfile_at(n, i);
+                self.core.unfile_at(n, i);
                 work.push((n, it.slot));
             } else {
                 i += 1;
             }
-        }
-    }
-
-    /// Adds an object to node `n`'s list.
-    fn file(&mut self, n: u32, slot: u32, aabb: Aabb<V>) {
-        self.core.mark_node(n);
-        let is_static = self.core.store.obj(slot).is_static;
-        let node = &mut self.core.nodes[n as usize];
-        let pos = node.items.len() as u32;
-        node.items.push(Item {
-            aabb,
-            slot,
-            is_static,
-        });
-        let s = self.core.store.slot_mut(slot);
-        s.node = n;
-        s.pos = pos;
-        self.mark_used(n);
-    }
-
-    /// Takes item `i` out of node `n`'s list (swap-remove) and fixes the
-    /// position of the item moved into its place. The node may be left empty.
-    pub(crate) fn unfile_at(&mut self, n: u32, i: usize) {
-        self.core.mark_node(n);
-        let node = &mut self.core.nodes[n as usize];
-        node.items.swap_remove(i);
-        if let Some(moved) = node.items.get(i) {
-            self.core.store.slot_mut(moved.slot).pos = i as u32;
-        }
-    }
-
-    /// A node gained an object or a child: if it was idle, it is reused, and
-    /// its lifespan doubles (L5).
-    fn mark_used(&mut self, n: u32) {
-        let node = &mut self.core.nodes[n as usize];
-        if node.state == NodeState::Idle {
-            node.state = NodeState::Live;
-            node.idle_frames = 0;
-            node.lifespan = node.lifespan.saturating_mul(2).min(MAX_LIFESPAN);
         }
     }
 }

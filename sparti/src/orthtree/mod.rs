@@ -14,7 +14,7 @@ use glam::{Vec2, Vec3};
 
 use crate::geometry::{Aabb, Shape, Vector};
 use crate::index::Item;
-use crate::kernel::{Core, Family, Spare};
+use crate::kernel::{Core, Family, PoolNode, PoolParts, Spare};
 use crate::store::NONE;
 use crate::traverse::TreeNode;
 use crate::{Counters, Error, Handle, Object, TreeStats, ValidationError};
@@ -60,25 +60,7 @@ impl<V: Vector> Default for OrthtreeConfig<V> {
     }
 }
 
-/// Frames an empty leaf lives at first (L5).
-pub(crate) const FIRST_LIFESPAN: u8 = 8;
-/// The longest lifespan an empty leaf can earn by being reused (L5).
-pub(crate) const MAX_LIFESPAN: u8 = 64;
-/// The item capacity a pruned node keeps for its reuse. Without a cap,
-/// every pooled node kept the largest item list it ever held, and a steady
-/// stream of objects made memory creep up for ever (the soak test saw +43%
-/// between frames 10,000 and 100,000).
-pub(crate) const FREED_ITEMS_CAPACITY: usize = 8;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum NodeState {
-    /// In the tree, holding objects or children (or the root).
-    Live,
-    /// In the tree, empty, counting down to its pruning.
-    Idle,
-    /// On the free list.
-    Free,
-}
+pub(crate) use crate::kernel::{FIRST_LIFESPAN, MAX_LIFESPAN, NodeState};
 
 /// A node of the pool. Children are indices into the pool, `NONE` if absent.
 #[derive(Clone, Debug)]
@@ -292,14 +274,6 @@ impl<V: Vector, T> Family<V, T> for Orthtree<V, T> {
         Orthtree::update_shape(self, h, shape)
     }
 
-    fn detach(&mut self, slot: u32) {
-        Orthtree::detach(self, slot);
-    }
-
-    fn age_idle_nodes(&mut self) {
-        Orthtree::age_idle_nodes(self);
-    }
-
     fn find_pairs<F>(&self, counters: &mut Counters, f: &mut F)
     where
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
@@ -317,6 +291,22 @@ impl<V: Vector, T> Family<V, T> for Orthtree<V, T> {
 
     fn check_invariants(&self) -> Result<(), ValidationError> {
         Orthtree::check_invariants(self)
+    }
+}
+
+impl<V: Vector> PoolNode<V> for Node<V> {
+    #[inline]
+    fn pool(&mut self) -> PoolParts<'_, V> {
+        PoolParts {
+            items: &mut self.items,
+            children: &mut self.children,
+            parent: &mut self.parent,
+            child_count: &mut self.child_count,
+            state: &mut self.state,
+            lifespan: &mut self.lifespan,
+            idle_frames: &mut self.idle_frames,
+            listed: &mut self.listed,
+        }
     }
 }
 
