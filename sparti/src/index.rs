@@ -364,6 +364,58 @@ pub trait SpatialIndex<V: Vector, T> {
     /// structure's out-of-bounds policy; the object is then unchanged.
     fn update(&mut self, handle: Handle, shape: Shape<V>) -> Result<(), Error>;
 
+    /// Moves or resizes many objects (L3): what a loop of
+    /// [`SpatialIndex::update`] does, but every move is checked first (the
+    /// handle, the shape, the coordinate limits, an out-of-bounds policy
+    /// that refuses), and on error nothing is moved. With the `rayon`
+    /// feature, the trees check the moves and compute their boxes on
+    /// rayon's threads; the moves are then applied in order, so the
+    /// result is the loop's. An object that the `Remove` policy evicts
+    /// during the batch is skipped by the batch's later moves (it is in
+    /// the structure's evicted list). The values must be `Send + Sync`,
+    /// feature or not.
+    ///
+    /// # Errors
+    /// The first bad move's error ([`Error::StaleHandle`], a malformed
+    /// shape, [`Error::WorldTooLarge`], [`Error::OutsideWorld`]); nothing
+    /// is changed then.
+    ///
+    /// # Example
+    /// ```
+    /// use glam::Vec2;
+    /// use sparti::{Error, LooseQuadtree, ObjectDesc, Shape, SpatialIndex};
+    /// let mut tree = LooseQuadtree::<u32>::new();
+    /// let hs: Vec<_> = (0..100)
+    ///     .map(|i| tree.insert(ObjectDesc::new(Shape::sphere(Vec2::splat(i as f32), 0.5), i)).unwrap())
+    ///     .collect();
+    /// tree.flush();
+    /// // Every object one unit to the right.
+    /// let moves: Vec<_> = hs
+    ///     .iter()
+    ///     .enumerate()
+    ///     .map(|(i, &h)| (h, Shape::sphere(Vec2::new(i as f32 + 1.0, i as f32), 0.5)))
+    ///     .collect();
+    /// tree.update_many(&moves).unwrap();
+    /// assert_eq!(tree.get(hs[3]).unwrap().shape.center(), Vec2::new(4.0, 3.0));
+    /// // One bad move, and nothing moves.
+    /// let bad = [(hs[0], Shape::sphere(Vec2::ZERO, 0.5)), (hs[1], Shape::sphere(Vec2::NAN, 0.5))];
+    /// assert!(matches!(tree.update_many(&bad), Err(Error::NonFinite)));
+    /// assert_eq!(tree.get(hs[0]).unwrap().shape.center(), Vec2::new(1.0, 0.0));
+    /// ```
+    fn update_many(&mut self, moves: &[(Handle, Shape<V>)]) -> Result<(), Error>
+    where
+        T: Send + Sync,
+    {
+        for (h, shape) in moves {
+            self.get(*h)?;
+            checked_aabb(shape)?;
+        }
+        for (h, shape) in moves {
+            self.update(*h, *shape)?;
+        }
+        Ok(())
+    }
+
     /// Removes an object and gives back its value.
     ///
     /// # Errors

@@ -185,3 +185,167 @@ fn brute_force_batches_match_single_queries() {
     check::<Vec3, _>(BruteForce::<Vec3, u32>::new(), 10);
     check::<Vec2, _>(BruteForce::<Vec2, u32>::new(), 11);
 }
+
+/// The objects' values and boxes, and the pairs' values.
+type State<V> = (Vec<(u32, Aabb<V>)>, Vec<(u32, u32)>);
+
+/// The state of a structure, for comparing two that went through the same
+/// moves.
+fn state<V: Vector, S: SpatialIndex<V, u32>>(s: &S) -> State<V> {
+    let mut objects: Vec<_> = s.objects().map(|(_, o)| (o.value, o.aabb)).collect();
+    objects.sort_unstable_by_key(|x| x.0);
+    let mut pairs = Vec::new();
+    s.pairs(&mut pairs);
+    let mut pairs: Vec<_> = pairs
+        .iter()
+        .map(|p| {
+            let (a, b) = (s.get(p.a).unwrap().value, s.get(p.b).unwrap().value);
+            (a.min(b), a.max(b))
+        })
+        .collect();
+    pairs.sort_unstable();
+    (objects, pairs)
+}
+
+/// `update_many` equals a loop of `update` (on the brute force and on the
+/// structure itself), batches large enough for rayon's threads included;
+/// a batch with one bad move changes nothing.
+fn check_update_many<V: Vector, S: SpatialIndex<V, u32>>(make: impl Fn() -> S, seed: u64) {
+    let mut r = Pcg64::seed_from_u64(seed);
+    let (mut batched, mut looped, mut brute) = (make(), make(), BruteForce::<V, u32>::new());
+    let n = 6000u32;
+    let descs: Vec<_> = (0..n)
+        .map(|i| ObjectDesc::new(Shape::sphere(vec_in::<V>(&mut r, 0.0, SIDE), 0.8), i))
+        .collect();
+    let hb = batched.insert_many(descs.clone()).unwrap();
+    let hl = looped.insert_many(descs.clone()).unwrap();
+    let hf = brute.insert_many(descs).unwrap();
+    batched.flush();
+    looped.flush();
+    for frame in 0..3 {
+        // Every object moves (some far, across the tree), some twice.
+        let mut moves: Vec<(usize, Shape<V>)> = (0..n as usize)
+            .map(|i| {
+                let c = batched.get(hb[i]).unwrap().shape.center();
+                let step: V = if i % 7 == 0 {
+                    vec_in(&mut r, -30.0, 30.0)
+                } else {
+                    vec_in(&mut r, -1.0, 1.0)
+                };
+                (i, Shape::sphere(c + step, r.random_range(0.0..2.0)))
+            })
+            .collect();
+        moves.extend((0..50).map(|k| (k * 13, Shape::sphere(vec_in::<V>(&mut r, 0.0, SIDE), 1.0))));
+        let pick = |hs: &[Handle]| -> Vec<(Handle, Shape<V>)> {
+            moves.iter().map(|&(i, s)| (hs[i], s)).collect()
+        };
+        batched.update_many(&pick(&hb)).unwrap();
+        for (h, s) in pick(&hl) {
+            looped.update(h, s).unwrap();
+        }
+        brute.update_many(&pick(&hf)).unwrap();
+        batched.validate().unwrap();
+        let now = state(&batched);
+        assert!(
+            !now.1.is_empty(),
+            "frame {frame}: a scene without pairs proves nothing"
+        );
+        assert_eq!(now, state(&looped), "frame {frame}: batch against loop");
+        assert_eq!(
+            now,
+            state(&brute),
+            "frame {frame}: batch against brute force"
+        );
+    }
+    // One bad move anywhere in a large batch: an error, and nothing moved.
+    let before = state(&batched);
+    for bad in [
+        Shape::sphere(V::splat(f32::NAN), 1.0),
+        Shape::sphere(V::splat(1e30), 1.0),
+    ] {
+        let mut moves: Vec<_> = hb
+            .iter()
+            .map(|&h| (h, Shape::sphere(V::splat(SIDE / 2.0), 1.0)))
+            .collect();
+        moves[4321].1 = bad;
+        assert!(batched.update_many(&moves).is_err());
+        assert_eq!(state(&batched), before, "a refused batch moved objects");
+    }
+    let removed = hb[77];
+    batched.remove(removed).unwrap();
+    let moves = [
+        (hb[1], Shape::sphere(V::ZERO, 1.0)),
+        (removed, Shape::sphere(V::ZERO, 1.0)),
+    ];
+    assert!(matches!(
+        batched.update_many(&moves),
+        Err(sparti::Error::StaleHandle(_))
+    ));
+    assert_ne!(batched.get(hb[1]).unwrap().shape.center(), V::ZERO);
+    batched.validate().unwrap();
+}
+
+#[test]
+fn update_many_equals_a_loop_of_updates() {
+    check_update_many(Orthtree::<Vec3, u32>::new, 21);
+    check_update_many(Orthtree::<Vec2, u32>::new, 22);
+    check_update_many(LooseOrthtree::<Vec3, u32>::new, 23);
+    check_update_many(LooseOrthtree::<Vec2, u32>::new, 24);
+    check_update_many(Bsp::<Vec3, u32>::new, 25);
+    check_update_many(Bsp::<Vec2, u32>::new, 26);
+    check_update_many(BruteForce::<Vec3, u32>::new, 27);
+}
+
+/// Under the `Reject` policy a move out of the world refuses the whole
+/// batch; under `Remove` the object is evicted, and a later move of it in
+/// the same batch is skipped.
+#[test]
+fn update_many_keeps_the_out_of_bounds_policies() {
+    let world = Some(Aabb::new(Vec3::ZERO, Vec3::splat(SIDE)).unwrap());
+    let make = |policy| {
+        Orthtree::<Vec3, u32>::with_config(OrthtreeConfig {
+            world,
+            out_of_bounds: policy,
+            ..Default::default()
+        })
+        .unwrap()
+    };
+    let inside = |x: f32| Shape::sphere(Vec3::splat(x), 1.0);
+    let outside = Shape::sphere(Vec3::splat(SIDE * 3.0), 1.0);
+    let mut t = make(sparti::OutOfBounds::Reject);
+    let hs: Vec<_> = (0..10)
+        .map(|i| {
+            t.insert(ObjectDesc::new(inside(10.0 + i as f32), i))
+                .unwrap()
+        })
+        .collect();
+    t.flush();
+    let moves = [(hs[0], inside(50.0)), (hs[1], outside)];
+    assert!(matches!(
+        t.update_many(&moves),
+        Err(sparti::Error::OutsideWorld)
+    ));
+    assert_eq!(t.get(hs[0]).unwrap().shape.center(), Vec3::splat(10.0));
+    t.validate().unwrap();
+
+    let mut t = make(sparti::OutOfBounds::Remove);
+    let hs: Vec<_> = (0..10)
+        .map(|i| {
+            t.insert(ObjectDesc::new(inside(10.0 + i as f32), i))
+                .unwrap()
+        })
+        .collect();
+    t.flush();
+    let moves = [
+        (hs[1], outside),
+        (hs[0], inside(50.0)),
+        (hs[1], inside(60.0)),
+    ];
+    t.update_many(&moves).unwrap();
+    assert_eq!(t.get(hs[0]).unwrap().shape.center(), Vec3::splat(50.0));
+    assert!(t.get(hs[1]).is_err(), "evicted");
+    let evicted = t.take_evicted();
+    assert_eq!(evicted.len(), 1);
+    assert_eq!(evicted[0].1, 1);
+    t.validate().unwrap();
+}

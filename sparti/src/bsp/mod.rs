@@ -421,8 +421,18 @@ impl<V: Vector, T> Family<V, T> for Bsp<V, T> {
         Bsp::build_pending(self);
     }
 
-    fn update_shape(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error> {
-        Bsp::update_shape(self, h, shape)
+    fn update_boxed(
+        &mut self,
+        h: Handle,
+        slot: u32,
+        shape: Shape<V>,
+        aabb: Aabb<V>,
+    ) -> Result<(), Error> {
+        Bsp::update_boxed(self, h, slot, shape, aabb)
+    }
+
+    fn out_of_bounds(&self) -> OutOfBounds {
+        self.config.out_of_bounds
     }
 
     fn find_pairs<F>(&self, counters: &mut Counters, f: &mut F)

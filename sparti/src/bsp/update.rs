@@ -1,7 +1,7 @@
 //! Moving and removing objects (L3), and pruning empty branches (L5).
 
 use super::Bsp;
-use crate::geometry::{Shape, Vector};
+use crate::geometry::{Aabb, Shape, Vector};
 use crate::orthtree::within_limits;
 use crate::store::NONE;
 use crate::{Error, Handle, OutOfBounds};
@@ -11,9 +11,13 @@ impl<V: Vector, T> Bsp<V, T> {
     /// ancestor that holds it (contains it without touching a split plane
     /// of the ancestor's own ancestors, see [`Bsp::holds`]), then sinks as
     /// deep as it fits (L3).
-    pub(crate) fn update_shape(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error> {
-        let slot = self.core.store.resolve(h)?;
-        let aabb = shape.checked_aabb()?;
+    pub(crate) fn update_boxed(
+        &mut self,
+        h: Handle,
+        slot: u32,
+        shape: Shape<V>,
+        aabb: Aabb<V>,
+    ) -> Result<(), Error> {
         if !within_limits(&aabb) {
             return Err(Error::WorldTooLarge);
         }

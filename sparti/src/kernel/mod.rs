@@ -9,7 +9,7 @@
 //! # Adding a structure
 //! A tree family is a type holding a [`Core`] and its own settings that
 //! implements [`Family`]: where an object belongs (`build_pending`,
-//! `update_shape`, `detach`), how empty branches are aged (`end_frame`),
+//! `update_boxed`), how a node splits and the root grows,
 //! its pair search (`find_pairs`), its statistics and its own invariants.
 //! Its nodes implement [`TreeNode`], which is all the shared queries
 //! (regions, rays, k nearest) need: they come for free, as does every
@@ -384,12 +384,39 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     /// Builds the queued insertions into the tree (L2).
     fn build_pending(&mut self);
 
-    /// Moves or resizes a stored object (L3); its node's query boxes are
-    /// marked by the caller.
+    /// Moves or resizes the stored object of a checked handle (`slot`) to
+    /// `shape`, whose box `aabb` is checked (finite, within the coordinate
+    /// limits) (L3); its node's query boxes are marked by the caller.
     ///
     /// # Errors
-    /// As [`crate::SpatialIndex::update`].
-    fn update_shape(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error>;
+    /// A refusal of the family's out-of-bounds policy; the object is then
+    /// unchanged.
+    fn update_boxed(
+        &mut self,
+        h: Handle,
+        slot: u32,
+        shape: Shape<V>,
+        aabb: Aabb<V>,
+    ) -> Result<(), Error>;
+
+    /// The family's out-of-bounds policy (L4).
+    fn out_of_bounds(&self) -> crate::OutOfBounds;
+
+    /// What `update` would refuse for this checked box, without changing
+    /// anything: the `Reject` policy's objects outside the world. (The
+    /// root does not grow under `Reject`, so the answer holds through a
+    /// batch.)
+    ///
+    /// # Errors
+    /// [`Error::OutsideWorld`].
+    fn check_move(&self, aabb: &Aabb<V>) -> Result<(), Error> {
+        match self.admit(aabb) {
+            Err(Error::OutsideWorld) if self.out_of_bounds() != crate::OutOfBounds::Reject => {
+                Ok(())
+            }
+            r => r,
+        }
+    }
 
     /// Calls `f` for every overlapping pair among the objects in the tree
     /// (the queued ones are the kernel's), adding its work to `counters`.
@@ -441,6 +468,76 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     fn check_invariants(&self) -> Result<(), ValidationError>;
 }
 
+/// [`SpatialIndex::update`](crate::SpatialIndex::update) of a checked
+/// handle and box, then the mark of the object's node for the query boxes
+/// (its box may have changed in place; the nodes it left or entered are
+/// marked as it is filed).
+///
+/// # Errors
+/// As [`Family::update_boxed`].
+pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
+    s: &mut S,
+    h: Handle,
+    slot: u32,
+    shape: Shape<V>,
+    aabb: Aabb<V>,
+) -> Result<(), Error> {
+    let r = s.update_boxed(h, slot, shape, aabb);
+    let core = s.core_mut();
+    if core.store.resolve(h).is_ok() {
+        let n = core.store.slot(slot).node;
+        if n != NONE {
+            core.mark_node(n);
+        }
+    }
+    r
+}
+
+/// Moves from which [`update_many`] checks on rayon's threads.
+#[cfg(feature = "rayon")]
+const PAR_MOVES: usize = 4096;
+
+/// [`SpatialIndex::update_many`](crate::SpatialIndex::update_many): every
+/// move checked first (handle, shape, coordinate limits, the `Reject`
+/// policy) and its box computed, on rayon's threads with the feature; then
+/// the moves applied in order.
+///
+/// # Errors
+/// The first bad move's error; nothing is changed then.
+pub(crate) fn update_many<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
+    s: &mut S,
+    moves: &[(Handle, Shape<V>)],
+) -> Result<(), Error> {
+    let checked = {
+        let s = &*s;
+        let check = |(h, shape): &(Handle, Shape<V>)| -> Result<(u32, Aabb<V>), Error> {
+            let slot = s.core().store.resolve(*h)?;
+            let aabb = crate::index::checked_aabb(shape)?;
+            s.check_move(&aabb)?;
+            Ok((slot, aabb))
+        };
+        #[cfg(feature = "rayon")]
+        let checked: Vec<(u32, Aabb<V>)> = if moves.len() >= PAR_MOVES {
+            use rayon::prelude::*;
+            moves.par_iter().map(check).collect::<Result<_, _>>()?
+        } else {
+            moves.iter().map(check).collect::<Result<_, _>>()?
+        };
+        #[cfg(not(feature = "rayon"))]
+        let checked: Vec<(u32, Aabb<V>)> = moves.iter().map(check).collect::<Result<_, _>>()?;
+        checked
+    };
+    for (&(h, shape), (slot, aabb)) in moves.iter().zip(checked) {
+        if s.core().store.resolve(h).is_err() {
+            // Removed by the `Remove` policy earlier in this batch (the
+            // checks passed): it is in the evicted list.
+            continue;
+        }
+        update_checked(s, h, slot, shape, aabb)?;
+    }
+    Ok(())
+}
+
 /// The one implementation of [`SpatialIndex`](crate::SpatialIndex) for every tree family:
 /// `impl_spatial_index!(Orthtree)` gives a type implementing [`Family`]
 /// every method. (A macro rather than a blanket `impl<S: Family>`, which
@@ -479,18 +576,24 @@ macro_rules! impl_spatial_index {
                 Ok(out)
             }
 
-            fn update(&mut self, h: Handle, shape: $crate::Shape<V>) -> Result<(), $crate::Error> {
-                // The object's box may have changed in place in its node: mark it
-                // (the nodes it left or entered are marked as it is filed).
-                let r = $crate::kernel::Family::update_shape(self, h, shape);
-                let core = $crate::kernel::Family::core_mut(self);
-                if let Ok(slot) = core.store.resolve(h) {
-                    let n = core.store.slot(slot).node;
-                    if n != $crate::store::NONE {
-                        core.mark_node(n);
-                    }
-                }
-                r
+            fn update(
+                &mut self,
+                h: $crate::Handle,
+                shape: $crate::Shape<V>,
+            ) -> Result<(), $crate::Error> {
+                let slot = $crate::kernel::Family::core(self).store.resolve(h)?;
+                let aabb = $crate::index::checked_aabb(&shape)?;
+                $crate::kernel::update_checked(self, h, slot, shape, aabb)
+            }
+
+            fn update_many(
+                &mut self,
+                moves: &[($crate::Handle, $crate::Shape<V>)],
+            ) -> Result<(), $crate::Error>
+            where
+                T: Send + Sync,
+            {
+                $crate::kernel::update_many(self, moves)
             }
 
             fn remove(&mut self, h: Handle) -> Result<T, $crate::Error> {

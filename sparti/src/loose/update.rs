@@ -1,7 +1,7 @@
 //! Moving and removing objects (L3), and pruning empty branches (L5).
 
 use super::LooseOrthtree;
-use crate::geometry::{Shape, Vector};
+use crate::geometry::{Aabb, Shape, Vector};
 use crate::orthtree::within_limits;
 use crate::store::NONE;
 use crate::{Error, Handle, OutOfBounds};
@@ -12,9 +12,13 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// the same level), only the copied box changes. Otherwise it climbs to
     /// the first ancestor on its new path from the root and descends from
     /// there to its level.
-    pub(crate) fn update_shape(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error> {
-        let slot = self.core.store.resolve(h)?;
-        let aabb = shape.checked_aabb()?;
+    pub(crate) fn update_boxed(
+        &mut self,
+        h: Handle,
+        slot: u32,
+        shape: Shape<V>,
+        aabb: Aabb<V>,
+    ) -> Result<(), Error> {
         if self.core.store.slot(slot).node == NONE {
             // Still queued for the build: the build will place it.
             self.admit(&aabb)?;

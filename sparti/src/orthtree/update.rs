@@ -2,16 +2,19 @@
 
 use super::{Orthtree, OutOfBounds};
 use crate::geometry::{Aabb, Shape, Vector};
-use crate::index::checked_aabb;
 use crate::store::NONE;
 use crate::{Error, Handle};
 
 impl<V: Vector, T> Orthtree<V, T> {
     /// Moves or resizes an object: climbs to the first ancestor that contains
     /// it, then sinks as deep as it fits (L3).
-    pub(crate) fn update_shape(&mut self, h: Handle, shape: Shape<V>) -> Result<(), Error> {
-        let slot = self.core.store.resolve(h)?;
-        let aabb = checked_aabb(&shape)?;
+    pub(crate) fn update_boxed(
+        &mut self,
+        h: Handle,
+        slot: u32,
+        shape: Shape<V>,
+        aabb: Aabb<V>,
+    ) -> Result<(), Error> {
         let n = self.core.store.slot(slot).node;
         if n == NONE {
             // Still queued for the build: the build will place it.
