@@ -55,6 +55,36 @@
 //! assert_eq!(hit.distance, 1.0);
 //! ```
 //!
+//! # Changes, the build step, and queries from many threads
+//!
+//! Changes ([`SpatialIndex::insert`], [`SpatialIndex::update`],
+//! [`SpatialIndex::update_many`], [`SpatialIndex::remove`]) take `&mut self`;
+//! every query takes `&self`, and every structure is `Send + Sync` (when
+//! its values are), so one index can answer many threads at once.
+//! Insertions are queued and filed into the tree in one pass by
+//! [`SpatialIndex::flush`], the build step ([`SpatialIndex::end_frame`]
+//! does it too). A query never gives a stale answer: one that meets queued
+//! insertions tests them one by one beside the tree (exact, but linear;
+//! [`Counters::pending_tests`] counts them). With the `rayon` feature,
+//! `update_many` checks a frame's moves, and [`SpatialIndex::par_pairs`]
+//! searches pairs, on rayon's threads, with the results of one thread.
+//!
+//! # Adding a structure
+//!
+//! The tree families share one kernel (the `kernel` module, internal): the
+//! object store, the node pool and its lifecycle (filing objects, lazy
+//! pruning of empty branches with lifespans), the pending queue, the
+//! counters, the boxes the queries prune by, the query traversals and the
+//! one implementation of [`SpatialIndex`]. A family is a folder with a
+//! type that holds the kernel's `Core` and its settings, a node type, and
+//! an implementation of the internal `Family` trait: which node an object
+//! belongs to (`build_pending`, `update_boxed`, `admit`), how a node splits
+//! and how the root grows (its own insert code), its pair search
+//! (`find_pairs`, optionally `par_collect` on threads), its statistics and
+//! its invariants (`check_invariants`). `impl_spatial_index!(Family)` then
+//! gives it the whole [`SpatialIndex`] API, and the shared test suite
+//! (`tests/common`) checks it against the brute force.
+//!
 //! # Hostile input
 //!
 //! Malformed objects are refused with an [`Error`] and change nothing: NaN
