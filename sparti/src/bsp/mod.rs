@@ -14,11 +14,11 @@ use glam::{Vec2, Vec3};
 
 use crate::geometry::{Aabb, Shape, Vector};
 use crate::index::Item;
-use crate::kernel::{Core, Family, PoolNode, PoolParts, Spare};
+use crate::kernel::{Core, Family, Life, PoolNode, PoolParts, Spare};
 use crate::orthtree::{MAX_COORDINATE, NodeState, PairScratch, within_limits};
 use crate::store::NONE;
 use crate::traverse::TreeNode;
-use crate::{Counters, Error, Handle, Object, OutOfBounds, TreeStats, ValidationError};
+use crate::{Counters, Error, Handle, Object, OutOfBounds, ValidationError};
 
 /// Settings of a [`Bsp`].
 ///
@@ -446,16 +446,28 @@ impl<V: Vector, T> Family<V, T> for Bsp<V, T> {
         self.update_visits = 0;
     }
 
-    fn tree_stats(&self) -> TreeStats {
-        Bsp::tree_stats(self)
+    fn own_memory(&self) -> usize {
+        self.pair_scratch.with(|s| s.map_or(0, |s| s.memory()))
     }
 
     fn nodes_depth_first(&self, f: &mut dyn FnMut(&Aabb<V>, usize, usize)) {
         Bsp::nodes_depth_first(self, f);
     }
 
-    fn check_invariants(&self) -> Result<(), ValidationError> {
-        Bsp::check_invariants(self)
+    fn check_root(&self) -> Result<(), ValidationError> {
+        Bsp::check_root(self)
+    }
+
+    fn check_node(&self, n: u32) -> Result<(), ValidationError> {
+        Bsp::check_node(self, n)
+    }
+
+    fn check_child(&self, n: u32, k: usize, c: u32) -> Result<(), ValidationError> {
+        Bsp::check_child(self, n, k, c)
+    }
+
+    fn check_place(&self, n: u32, it: &Item<V>) -> Result<(), ValidationError> {
+        Bsp::check_place(self, n, it)
     }
 }
 
@@ -471,6 +483,18 @@ impl<V: Vector> PoolNode<V> for Node<V> {
             lifespan: &mut self.lifespan,
             idle_frames: &mut self.idle_frames,
             listed: &mut self.listed,
+        }
+    }
+
+    #[inline]
+    fn life(&self) -> Life {
+        Life {
+            state: self.state,
+            lifespan: self.lifespan,
+            idle_frames: self.idle_frames,
+            listed: self.listed,
+            child_count: self.child_count,
+            items_capacity: self.items.capacity(),
         }
     }
 }

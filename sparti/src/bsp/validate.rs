@@ -1,186 +1,82 @@
-//! Invariants and statistics.
+//! The BSP's own invariants, checked within the kernel's walk
+//! (`kernel/validate.rs`, which checks the pool, the filing of objects and
+//! the lifecycle).
 
 use super::{Bsp, Node, layout};
+use crate::ValidationError;
 use crate::geometry::Vector;
 use crate::index::Item;
-use crate::orthtree::{FIRST_LIFESPAN, MAX_LIFESPAN, NodeState};
-use crate::store::{NONE, Slot};
-use crate::{Object, TreeStats, ValidationError};
-
-macro_rules! ensure {
-    ($cond:expr, $($arg:tt)*) => {
-        if !$cond {
-            return Err(ValidationError(format!($($arg)*)));
-        }
-    };
-}
+use crate::kernel::ensure;
+use crate::store::NONE;
 
 impl<V: Vector, T> Bsp<V, T> {
-    /// Checks every invariant of the tree:
-    /// - the pool: every node is reachable from the root exactly once or is
-    ///   on the free list; parent and child links agree; child counts are
-    ///   right;
-    /// - the geometry: an ordinary node splits across its largest side (the
-    ///   first on ties) at its middle, and may split only while that side
-    ///   exceeds the minimum dimension; a node made by growth is the root or
-    ///   the child of another, and splits inside its bounds; each child's
-    ///   bounds are exactly its half of the parent's;
-    /// - the objects: each is filed once, in a node whose bounds contain it
-    ///   without touching a face that is an ancestor's split plane (whose
-    ///   strict faces are those of its parent plus its own split face),
-    ///   with its slot pointing back, its copied box and flag up to date,
-    ///   and in the deepest node that contains it (unless the node cannot
-    ///   split, or is a leaf within its capacity); queued objects are in the
-    ///   pending list;
-    /// - the lifecycle: every empty leaf but the root is idle, listed and
-    ///   not past its lifespan; lifespans are 8, 16, 32 or 64; the idle list
-    ///   has no duplicates and names only listed nodes; the free list holds
-    ///   exactly the free nodes.
-    pub(crate) fn check_invariants(&self) -> Result<(), ValidationError> {
-        let mut seen = vec![false; self.core.nodes.len()];
-        let mut filed = 0usize;
+    /// The root has no strict face (no ancestor's split plane bounds it).
+    pub(crate) fn check_root(&self) -> Result<(), ValidationError> {
         if self.core.root != NONE {
             let r = &self.core.nodes[self.core.root as usize];
-            ensure!(r.parent == NONE, "root has a parent");
-            ensure!(r.state == NodeState::Live, "root is {:?}", r.state);
             ensure!(r.strict == 0, "root has strict faces {:#b}", r.strict);
-            let mut stack = vec![self.core.root];
-            while let Some(n) = stack.pop() {
-                ensure!(!seen[n as usize], "node {n} reached twice");
-                seen[n as usize] = true;
-                let node = &self.core.nodes[n as usize];
-                ensure!(node.state != NodeState::Free, "free node {n} in the tree");
-                self.check_geometry(n, node)?;
-                let mut count = 0;
-                for (k, &c) in node.children.iter().enumerate() {
-                    if c == NONE {
-                        continue;
-                    }
-                    count += 1;
-                    let child = &self.core.nodes[c as usize];
-                    ensure!(
-                        child.parent == n,
-                        "child {c} of {n} names parent {}",
-                        child.parent
-                    );
-                    ensure!(
-                        child.bounds == Self::child_bounds(node, k),
-                        "child {c} bounds {:?} are not half {k} of {n} {:?} (axis {}, split {})",
-                        child.bounds,
-                        node.bounds,
-                        node.axis,
-                        node.split
-                    );
-                    ensure!(
-                        child.strict == node.strict | Self::split_face(node.axis, k),
-                        "child {c} of {n} strict faces {:#b}, not {:#b} plus its split",
-                        child.strict,
-                        node.strict
-                    );
-                    stack.push(c);
-                }
-                ensure!(count == node.child_count as usize, "node {n} child count");
-                ensure!(
-                    node.splits || count == 0,
-                    "node {n} cannot split but has children"
-                );
-                for (pos, it) in node.items.iter().enumerate() {
-                    filed += 1;
-                    let s = self.core.store.slot(it.slot);
-                    self.check_item(n, pos, it, s)?;
-                    let o = s.get().expect("checked live");
-                    ensure!(
-                        node.bounds.contains(&o.aabb),
-                        "object in node {n} sticks out of it"
-                    );
-                    ensure!(
-                        Self::holds(node, &o.aabb),
-                        "object in node {n} touches a split plane of an ancestor ({:?} in {:?}, strict faces {:#b})",
-                        o.aabb,
-                        node.bounds,
-                        node.strict
-                    );
-                    let within_capacity = node.child_count == 0
-                        && node.items.len() <= self.config.leaf_capacity as usize;
-                    ensure!(
-                        !node.splits || within_capacity || Self::side_of(node, &o.aabb).is_none(),
-                        "object in node {n} fits a child ({} objects, {} children)",
-                        node.items.len(),
-                        node.child_count
-                    );
-                }
-                let empty_leaf = node.items.is_empty() && node.child_count == 0;
-                if n != self.core.root {
-                    ensure!(
-                        (node.state == NodeState::Idle) == empty_leaf,
-                        "node {n} is {:?} but empty leaf = {empty_leaf}",
-                        node.state
-                    );
-                }
-                if node.state == NodeState::Idle {
-                    ensure!(node.listed, "idle node {n} is not listed for pruning");
-                    ensure!(
-                        node.idle_frames < node.lifespan,
-                        "idle node {n} outlived its lifespan"
-                    );
-                }
-                ensure!(
-                    (FIRST_LIFESPAN..=MAX_LIFESPAN).contains(&node.lifespan)
-                        && node.lifespan.is_power_of_two(),
-                    "node {n} lifespan {}",
-                    node.lifespan
-                );
-            }
         }
-        for (pos, &slot) in self.core.pending.iter().enumerate() {
-            let s = self.core.store.slot(slot);
-            ensure!(s.get().is_some(), "pending slot {slot} is free");
-            ensure!(
-                s.node == NONE && s.pos as usize == pos,
-                "pending slot {slot} misfiled"
-            );
-        }
+        Ok(())
+    }
+
+    /// Node `n`'s split (see [`Bsp::check_geometry`]); a node that cannot
+    /// split has no children.
+    pub(crate) fn check_node(&self, n: u32) -> Result<(), ValidationError> {
+        let node = &self.core.nodes[n as usize];
+        self.check_geometry(n, node)?;
         ensure!(
-            filed + self.core.pending.len() == self.core.store.len(),
-            "{filed} filed + {} pending != {} objects",
-            self.core.pending.len(),
-            self.core.store.len()
+            node.splits || node.child_count == 0,
+            "node {n} cannot split but has children"
         );
-        for &f in &self.core.free_nodes {
-            ensure!(
-                !seen[f as usize],
-                "free node {f} is in the tree or listed twice"
-            );
-            ensure!(
-                self.core.nodes[f as usize].state == NodeState::Free,
-                "free node {f} state"
-            );
-            seen[f as usize] = true;
-        }
+        Ok(())
+    }
+
+    /// Child `c` of node `n`, in slot `k`: its bounds exactly half `k` of
+    /// the parent's, its strict faces the parent's plus its split face.
+    pub(crate) fn check_child(&self, n: u32, k: usize, c: u32) -> Result<(), ValidationError> {
+        let (node, child) = (&self.core.nodes[n as usize], &self.core.nodes[c as usize]);
         ensure!(
-            seen.iter().all(|&s| s),
-            "a node is neither in the tree nor free"
+            child.bounds == Self::child_bounds(node, k),
+            "child {c} bounds {:?} are not half {k} of {n} {:?} (axis {}, split {})",
+            child.bounds,
+            node.bounds,
+            node.axis,
+            node.split
         );
-        for &n in &self.core.idle {
-            let node = &self.core.nodes[n as usize];
-            ensure!(node.listed, "idle list names unlisted node {n}");
-            ensure!(
-                node.state != NodeState::Free,
-                "idle list names free node {n}"
-            );
-        }
-        let listed = self.core.nodes.iter().filter(|n| n.listed).count();
         ensure!(
-            listed == self.core.idle.len(),
-            "{listed} nodes marked listed, {} in the idle list",
-            self.core.idle.len()
+            child.strict == node.strict | Self::split_face(node.axis, k),
+            "child {c} of {n} strict faces {:#b}, not {:#b} plus its split",
+            child.strict,
+            node.strict
         );
-        let mut sorted = self.core.idle.clone();
-        sorted.sort_unstable();
-        sorted.dedup();
+        Ok(())
+    }
+
+    /// The object of item `it` lies in its node's bounds without touching
+    /// a face that is an ancestor's split plane, and in the deepest node
+    /// that contains it (unless the node cannot split, or is a leaf within
+    /// its capacity).
+    pub(crate) fn check_place(&self, n: u32, it: &Item<V>) -> Result<(), ValidationError> {
+        let node = &self.core.nodes[n as usize];
+        let aabb = &it.aabb;
         ensure!(
-            sorted.len() == self.core.idle.len(),
-            "idle list has duplicates"
+            node.bounds.contains(aabb),
+            "object in node {n} sticks out of it"
+        );
+        ensure!(
+            Self::holds(node, aabb),
+            "object in node {n} touches a split plane of an ancestor ({:?} in {:?}, strict faces {:#b})",
+            aabb,
+            node.bounds,
+            node.strict
+        );
+        let within_capacity =
+            node.child_count == 0 && node.items.len() <= self.config.leaf_capacity as usize;
+        ensure!(
+            !node.splits || within_capacity || Self::side_of(node, aabb).is_none(),
+            "object in node {n} fits a child ({} objects, {} children)",
+            node.items.len(),
+            node.child_count
         );
         Ok(())
     }
@@ -218,65 +114,6 @@ impl<V: Vector, T> Bsp<V, T> {
             );
         }
         Ok(())
-    }
-
-    fn check_item(
-        &self,
-        n: u32,
-        pos: usize,
-        it: &Item<V>,
-        s: &Slot<Object<V, T>>,
-    ) -> Result<(), ValidationError> {
-        let Some(o) = s.get() else {
-            return Err(ValidationError(format!(
-                "node {n} item {pos} names a free slot"
-            )));
-        };
-        ensure!(
-            s.node == n && s.pos as usize == pos,
-            "slot of node {n} item {pos} points elsewhere"
-        );
-        ensure!(
-            it.aabb == o.aabb && o.aabb == o.shape.aabb(),
-            "node {n} item {pos} box out of date"
-        );
-        ensure!(
-            it.is_static == o.is_static,
-            "node {n} item {pos} static flag out of date"
-        );
-        Ok(())
-    }
-
-    pub(crate) fn tree_stats(&self) -> TreeStats {
-        let mut st = TreeStats {
-            objects: self.core.store.len(),
-            pending: self.core.pending.len(),
-            ..TreeStats::default()
-        };
-        let mut items_capacity = 0;
-        for node in &self.core.nodes {
-            items_capacity += node.items.capacity();
-        }
-        st.memory_bytes = self.core.memory_bytes()
-            + items_capacity * size_of::<Item<V>>()
-            + self.pair_scratch.with(|s| s.map_or(0, |s| s.memory()));
-        self.nodes_depth_first(|_, depth, count| {
-            st.nodes += 1;
-            st.max_depth = st.max_depth.max(depth);
-            if st.objects_per_node.len() <= count {
-                st.objects_per_node.resize(count + 1, 0);
-            }
-            st.objects_per_node[count] += 1;
-        });
-        if self.core.root != NONE {
-            st.leaves = self
-                .core
-                .nodes
-                .iter()
-                .filter(|n| n.state != NodeState::Free && n.child_count == 0)
-                .count();
-        }
-        st
     }
 }
 

@@ -30,13 +30,15 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 mod pool;
+mod validate;
 
-pub(crate) use pool::{FIRST_LIFESPAN, MAX_LIFESPAN, NodeState, PoolNode, PoolParts};
+pub(crate) use pool::{FIRST_LIFESPAN, Life, MAX_LIFESPAN, NodeState, PoolNode, PoolParts};
+pub(crate) use validate::{check_tree, ensure, tree_stats};
 
 use crate::geometry::{Aabb, Region, Shape, Vector};
 use crate::store::{NONE, Store};
 use crate::traverse::{SubBounds, Tree, TreeNode};
-use crate::{Counters, Error, Filter, Handle, LayerMatrix, Object, TreeStats, ValidationError};
+use crate::{Counters, Error, Filter, Handle, LayerMatrix, Object, ValidationError};
 
 /// [`Counters`] that `&self` searches on many threads can add to.
 #[derive(Default, Debug)]
@@ -455,17 +457,41 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     /// Zeroes the family's own counters.
     fn reset_own_counters(&mut self) {}
 
-    /// Statistics of the nodes (memory of the shared state included).
-    fn tree_stats(&self) -> TreeStats;
+    /// Bytes the family holds beside the kernel's arrays and the nodes'
+    /// item lists (its pair search's buffers, say).
+    fn own_memory(&self) -> usize {
+        0
+    }
 
     /// Every node, parents first: `f(bounds, depth, object_count)`.
     fn nodes_depth_first(&self, f: &mut dyn FnMut(&Aabb<V>, usize, usize));
 
-    /// The family's invariants (the query boxes are checked by the kernel).
+    /// The family's rules for its root (checked first, root or not).
     ///
     /// # Errors
-    /// The first broken invariant.
-    fn check_invariants(&self) -> Result<(), ValidationError>;
+    /// The first broken rule.
+    fn check_root(&self) -> Result<(), ValidationError> {
+        Ok(())
+    }
+
+    /// The family's rules for node `n` in the tree (its geometry).
+    ///
+    /// # Errors
+    /// The first broken rule.
+    fn check_node(&self, n: u32) -> Result<(), ValidationError>;
+
+    /// The family's rules for child `c` in slot `k` of node `n`.
+    ///
+    /// # Errors
+    /// The first broken rule.
+    fn check_child(&self, n: u32, k: usize, c: u32) -> Result<(), ValidationError>;
+
+    /// The family's placement rule for an object filed in node `n` (its
+    /// item's box is checked equal to the object's).
+    ///
+    /// # Errors
+    /// The first broken rule.
+    fn check_place(&self, n: u32, it: &crate::index::Item<V>) -> Result<(), ValidationError>;
 }
 
 /// [`SpatialIndex::update`](crate::SpatialIndex::update) of a checked
@@ -798,9 +824,7 @@ macro_rules! impl_spatial_index {
             }
 
             fn stats(&self) -> $crate::TreeStats {
-                let mut stats = $crate::kernel::Family::tree_stats(self);
-                stats.pending = $crate::kernel::Family::core(self).pending.len();
-                stats
+                $crate::kernel::tree_stats(self)
             }
 
             fn for_each_node<F: FnMut(&$crate::Aabb<V>, usize, usize)>(&self, mut f: F) {
@@ -808,7 +832,7 @@ macro_rules! impl_spatial_index {
             }
 
             fn validate(&self) -> Result<(), $crate::ValidationError> {
-                $crate::kernel::Family::check_invariants(self)?;
+                $crate::kernel::check_tree(self)?;
                 let core = $crate::kernel::Family::core(self);
                 core.sub
                     .with_current(|s| s.check(&core.nodes, core.root))

@@ -46,10 +46,25 @@ pub(crate) struct PoolParts<'a, V: Vector> {
     pub listed: &'a mut bool,
 }
 
+/// A node's place in the lifecycle, read (for checks and statistics).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Life {
+    pub state: NodeState,
+    pub lifespan: u8,
+    pub idle_frames: u8,
+    pub listed: bool,
+    pub child_count: u8,
+    /// The capacity of the node's item list.
+    pub items_capacity: usize,
+}
+
 /// A family's node, as the pool sees it.
 pub(crate) trait PoolNode<V: Vector>: TreeNode<V> {
     /// The pool's fields.
     fn pool(&mut self) -> PoolParts<'_, V>;
+
+    /// The node's place in the lifecycle.
+    fn life(&self) -> Life;
 }
 
 impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {

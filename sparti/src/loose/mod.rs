@@ -33,11 +33,11 @@ use glam::{Vec2, Vec3};
 
 use crate::geometry::{Aabb, Shape, Vector};
 use crate::index::Item;
-use crate::kernel::{Core, Family, PoolNode, PoolParts, Spare};
+use crate::kernel::{Core, Family, Life, PoolNode, PoolParts, Spare};
 use crate::orthtree::{MAX_COORDINATE, NodeState, within_limits};
 use crate::store::NONE;
 use crate::traverse::TreeNode;
-use crate::{Counters, Error, Handle, Object, OutOfBounds, TreeStats, ValidationError};
+use crate::{Counters, Error, Handle, Object, OutOfBounds, ValidationError};
 
 /// Levels with a precomputed pad. Far more than any tree reaches: with the
 /// coordinate limit of `2^60` and the smallest `f32` node size, roots stay
@@ -538,8 +538,8 @@ impl<V: Vector, T> Family<V, T> for LooseOrthtree<V, T> {
         self.moves = LooseUpdateCounts::default();
     }
 
-    fn tree_stats(&self) -> TreeStats {
-        LooseOrthtree::tree_stats(self)
+    fn own_memory(&self) -> usize {
+        self.pads.capacity() * size_of::<f32>() + self.flat.with(|f| f.map_or(0, |f| f.memory()))
     }
 
     /// The loose bounds of every node (where its objects lie); see
@@ -548,8 +548,20 @@ impl<V: Vector, T> Family<V, T> for LooseOrthtree<V, T> {
         self.for_each_cell(|_, loose, depth, count| f(loose, depth, count));
     }
 
-    fn check_invariants(&self) -> Result<(), ValidationError> {
-        LooseOrthtree::check_invariants(self)
+    fn check_root(&self) -> Result<(), ValidationError> {
+        LooseOrthtree::check_root(self)
+    }
+
+    fn check_node(&self, n: u32) -> Result<(), ValidationError> {
+        LooseOrthtree::check_node(self, n)
+    }
+
+    fn check_child(&self, n: u32, k: usize, c: u32) -> Result<(), ValidationError> {
+        LooseOrthtree::check_child(self, n, k, c)
+    }
+
+    fn check_place(&self, n: u32, it: &Item<V>) -> Result<(), ValidationError> {
+        LooseOrthtree::check_place(self, n, &it.aabb)
     }
 }
 
@@ -565,6 +577,18 @@ impl<V: Vector> PoolNode<V> for Node<V> {
             lifespan: &mut self.lifespan,
             idle_frames: &mut self.idle_frames,
             listed: &mut self.listed,
+        }
+    }
+
+    #[inline]
+    fn life(&self) -> Life {
+        Life {
+            state: self.state,
+            lifespan: self.lifespan,
+            idle_frames: self.idle_frames,
+            listed: self.listed,
+            child_count: self.child_count,
+            items_capacity: self.items.capacity(),
         }
     }
 }

@@ -14,10 +14,10 @@ use glam::{Vec2, Vec3};
 
 use crate::geometry::{Aabb, Shape, Vector};
 use crate::index::Item;
-use crate::kernel::{Core, Family, PoolNode, PoolParts, Spare};
+use crate::kernel::{Core, Family, Life, PoolNode, PoolParts, Spare};
 use crate::store::NONE;
 use crate::traverse::TreeNode;
-use crate::{Counters, Error, Handle, Object, TreeStats, ValidationError};
+use crate::{Counters, Error, Handle, Object, ValidationError};
 
 pub(crate) use crate::index::{MAX_COORDINATE, within_limits};
 pub(crate) use pairs::PairScratch;
@@ -60,7 +60,7 @@ impl<V: Vector> Default for OrthtreeConfig<V> {
     }
 }
 
-pub(crate) use crate::kernel::{FIRST_LIFESPAN, MAX_LIFESPAN, NodeState};
+pub(crate) use crate::kernel::{FIRST_LIFESPAN, NodeState};
 
 /// A node of the pool. Children are indices into the pool, `NONE` if absent.
 #[derive(Clone, Debug)]
@@ -291,16 +291,24 @@ impl<V: Vector, T> Family<V, T> for Orthtree<V, T> {
         Orthtree::find_pairs(self, counters, f);
     }
 
-    fn tree_stats(&self) -> TreeStats {
-        Orthtree::tree_stats(self)
+    fn own_memory(&self) -> usize {
+        self.pair_scratch.with(|s| s.map_or(0, |s| s.memory()))
     }
 
     fn nodes_depth_first(&self, f: &mut dyn FnMut(&Aabb<V>, usize, usize)) {
         Orthtree::nodes_depth_first(self, f);
     }
 
-    fn check_invariants(&self) -> Result<(), ValidationError> {
-        Orthtree::check_invariants(self)
+    fn check_node(&self, n: u32) -> Result<(), ValidationError> {
+        Orthtree::check_node(self, n)
+    }
+
+    fn check_child(&self, n: u32, k: usize, c: u32) -> Result<(), ValidationError> {
+        Orthtree::check_child(self, n, k, c)
+    }
+
+    fn check_place(&self, n: u32, it: &Item<V>) -> Result<(), ValidationError> {
+        Orthtree::check_place(self, n, it)
     }
 }
 
@@ -316,6 +324,18 @@ impl<V: Vector> PoolNode<V> for Node<V> {
             lifespan: &mut self.lifespan,
             idle_frames: &mut self.idle_frames,
             listed: &mut self.listed,
+        }
+    }
+
+    #[inline]
+    fn life(&self) -> Life {
+        Life {
+            state: self.state,
+            lifespan: self.lifespan,
+            idle_frames: self.idle_frames,
+            listed: self.listed,
+            child_count: self.child_count,
+            items_capacity: self.items.capacity(),
         }
     }
 }

@@ -1,0 +1,222 @@
+//! The invariants every tree shares, checked once for all families: the
+//! kernel walks the tree from the root and checks the pool (every node
+//! reached once or free, links, child counts), the objects' filing (each
+//! filed once, its slot pointing back, its copies up to date, the pending
+//! queue), and the lifecycle of lazy pruning (L5); at each root, node,
+//! child and object it asks the family for its own rules (geometry and
+//! placement). Also the statistics every tree reports (M2).
+
+use super::{Core, FIRST_LIFESPAN, Family, MAX_LIFESPAN, NodeState, PoolNode};
+use crate::geometry::Vector;
+use crate::index::Item;
+use crate::store::NONE;
+use crate::traverse::TreeNode;
+use crate::{TreeStats, ValidationError};
+
+/// Returns a [`ValidationError`] with the message unless the condition
+/// holds.
+macro_rules! ensure {
+    ($cond:expr, $($arg:tt)*) => {
+        if !$cond {
+            return Err($crate::ValidationError(format!($($arg)*)));
+        }
+    };
+}
+pub(crate) use ensure;
+
+/// Every invariant of a tree: the family's rules at its root, nodes,
+/// children and objects, within the kernel's walk and checks.
+///
+/// # Errors
+/// The first broken invariant: always a bug in sparti.
+pub(crate) fn check_tree<V: Vector, T, S: Family<V, T>>(s: &S) -> Result<(), ValidationError> {
+    let core = s.core();
+    let nodes = &core.nodes;
+    s.check_root()?;
+    let mut seen = vec![false; nodes.len()];
+    let mut filed = 0usize;
+    if core.root != NONE {
+        ensure!(
+            (core.root as usize) < nodes.len(),
+            "root {} out of the pool",
+            core.root
+        );
+        let r = &nodes[core.root as usize];
+        ensure!(r.parent() == NONE, "root has a parent");
+        ensure!(
+            r.life().state == NodeState::Live,
+            "root is {:?}",
+            r.life().state
+        );
+        let mut stack = vec![core.root];
+        while let Some(n) = stack.pop() {
+            ensure!(!seen[n as usize], "node {n} reached twice");
+            seen[n as usize] = true;
+            let node = &nodes[n as usize];
+            let life = node.life();
+            ensure!(life.state != NodeState::Free, "free node {n} in the tree");
+            s.check_node(n)?;
+            let mut count = 0;
+            for (k, &c) in node.children().iter().enumerate() {
+                if c == NONE {
+                    continue;
+                }
+                ensure!((c as usize) < nodes.len(), "child {c} out of the pool");
+                count += 1;
+                let child = &nodes[c as usize];
+                ensure!(
+                    child.parent() == n,
+                    "child {c} of {n} names parent {}",
+                    child.parent()
+                );
+                s.check_child(n, k, c)?;
+                stack.push(c);
+            }
+            ensure!(count == life.child_count as usize, "node {n} child count");
+            for (pos, it) in node.items().iter().enumerate() {
+                filed += 1;
+                core.check_item(n, pos, it)?;
+                s.check_place(n, it)?;
+            }
+            let empty_leaf = node.items().is_empty() && life.child_count == 0;
+            if n != core.root {
+                ensure!(
+                    (life.state == NodeState::Idle) == empty_leaf,
+                    "node {n} is {:?} but empty leaf = {empty_leaf}",
+                    life.state
+                );
+            }
+            if life.state == NodeState::Idle {
+                ensure!(life.listed, "idle node {n} is not listed for pruning");
+                ensure!(
+                    life.idle_frames < life.lifespan,
+                    "idle node {n} outlived its lifespan"
+                );
+            }
+            ensure!(
+                (FIRST_LIFESPAN..=MAX_LIFESPAN).contains(&life.lifespan)
+                    && life.lifespan.is_power_of_two(),
+                "node {n} lifespan {}",
+                life.lifespan
+            );
+        }
+    }
+    core.check_queue_and_lists(seen, filed)
+}
+
+impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
+    /// The item's slot points back to it and its copies are up to date.
+    fn check_item(&self, n: u32, pos: usize, it: &Item<V>) -> Result<(), ValidationError> {
+        let s = self.store.slot(it.slot);
+        let Some(o) = s.get() else {
+            return Err(ValidationError(format!(
+                "node {n} item {pos} names a free slot"
+            )));
+        };
+        ensure!(
+            s.node == n && s.pos as usize == pos,
+            "slot of node {n} item {pos} points elsewhere"
+        );
+        ensure!(
+            it.aabb == o.aabb && o.aabb == o.shape.aabb(),
+            "node {n} item {pos} box out of date"
+        );
+        ensure!(
+            it.is_static == o.is_static,
+            "node {n} item {pos} static flag out of date"
+        );
+        Ok(())
+    }
+
+    /// After the walk (`seen`: the nodes reached; `filed`: the objects
+    /// found in them): the pending queue, the object count, the free list
+    /// and the idle list.
+    fn check_queue_and_lists(
+        &self,
+        mut seen: Vec<bool>,
+        filed: usize,
+    ) -> Result<(), ValidationError> {
+        let nodes = &self.nodes;
+        for (pos, &slot) in self.pending.iter().enumerate() {
+            let s = self.store.slot(slot);
+            ensure!(s.get().is_some(), "pending slot {slot} is free");
+            ensure!(
+                s.node == NONE && s.pos as usize == pos,
+                "pending slot {slot} misfiled"
+            );
+        }
+        ensure!(
+            filed + self.pending.len() == self.store.len(),
+            "{filed} filed + {} pending != {} objects",
+            self.pending.len(),
+            self.store.len()
+        );
+        for &f in &self.free_nodes {
+            ensure!((f as usize) < nodes.len(), "free node {f} out of the pool");
+            ensure!(
+                !seen[f as usize],
+                "free node {f} is in the tree or listed twice"
+            );
+            let life = nodes[f as usize].life();
+            ensure!(life.state == NodeState::Free, "free node {f} state");
+            ensure!(!life.listed, "free node {f} is listed as idle");
+            seen[f as usize] = true;
+        }
+        ensure!(
+            seen.iter().all(|&s| s),
+            "a node is neither in the tree nor free"
+        );
+        for &n in &self.idle {
+            ensure!((n as usize) < nodes.len(), "idle node {n} out of the pool");
+            let life = nodes[n as usize].life();
+            ensure!(life.listed, "idle list names unlisted node {n}");
+            ensure!(
+                life.state != NodeState::Free,
+                "idle list names free node {n}"
+            );
+        }
+        let listed = nodes.iter().filter(|n| n.life().listed).count();
+        ensure!(
+            listed == self.idle.len(),
+            "{listed} nodes marked listed, {} in the idle list",
+            self.idle.len()
+        );
+        let mut sorted = self.idle.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        ensure!(sorted.len() == self.idle.len(), "idle list has duplicates");
+        Ok(())
+    }
+}
+
+/// The statistics of a tree (M2): nodes, leaves, depth, objects per node,
+/// and the memory its arrays hold.
+pub(crate) fn tree_stats<V: Vector, T, S: Family<V, T>>(s: &S) -> TreeStats {
+    let core = s.core();
+    let mut st = TreeStats {
+        objects: core.store.len(),
+        pending: core.pending.len(),
+        ..TreeStats::default()
+    };
+    let items_capacity: usize = core.nodes.iter().map(|n| n.life().items_capacity).sum();
+    st.memory_bytes = core.memory_bytes() + items_capacity * size_of::<Item<V>>() + s.own_memory();
+    s.nodes_depth_first(&mut |_, depth, count| {
+        st.nodes += 1;
+        st.max_depth = st.max_depth.max(depth);
+        if st.objects_per_node.len() <= count {
+            st.objects_per_node.resize(count + 1, 0);
+        }
+        st.objects_per_node[count] += 1;
+    });
+    if core.root != NONE {
+        st.leaves = core
+            .nodes
+            .iter()
+            .filter(|n| {
+                let life = n.life();
+                life.state != NodeState::Free && life.child_count == 0
+            })
+            .count();
+    }
+    st
+}
