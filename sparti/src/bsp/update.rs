@@ -1,23 +1,24 @@
 //! Moving and removing objects (L3), and pruning empty branches (L5).
 
 use super::Bsp;
-use crate::geometry::{Aabb, Shape, Vector};
+use crate::geometry::Vector;
+use crate::kernel::Move;
 use crate::orthtree::within_limits;
 use crate::store::NONE;
-use crate::{Error, Handle, OutOfBounds};
+use crate::{Error, OutOfBounds};
 
 impl<V: Vector, T> Bsp<V, T> {
     /// Moves or resizes an object: starts from its node, climbs to the first
     /// ancestor that holds it (contains it without touching a split plane
     /// of the ancestor's own ancestors, see [`Bsp::holds`]), then sinks as
     /// deep as it fits (L3).
-    pub(crate) fn update_boxed(
-        &mut self,
-        h: Handle,
-        slot: u32,
-        shape: Shape<V>,
-        aabb: Aabb<V>,
-    ) -> Result<(), Error> {
+    pub(crate) fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error> {
+        let Move {
+            handle: h,
+            slot,
+            shape,
+            aabb,
+        } = m;
         if !within_limits(&aabb) {
             return Err(Error::WorldTooLarge);
         }

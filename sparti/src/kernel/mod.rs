@@ -386,20 +386,13 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     /// Builds the queued insertions into the tree (L2).
     fn build_pending(&mut self);
 
-    /// Moves or resizes the stored object of a checked handle (`slot`) to
-    /// `shape`, whose box `aabb` is checked (finite, within the coordinate
-    /// limits) (L3); its node's query boxes are marked by the caller.
+    /// Moves or resizes a stored object (L3) as the checked move says; its
+    /// node's query boxes are marked by the caller.
     ///
     /// # Errors
     /// A refusal of the family's out-of-bounds policy; the object is then
     /// unchanged.
-    fn update_boxed(
-        &mut self,
-        h: Handle,
-        slot: u32,
-        shape: Shape<V>,
-        aabb: Aabb<V>,
-    ) -> Result<(), Error>;
+    fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error>;
 
     /// The family's out-of-bounds policy (L4).
     fn out_of_bounds(&self) -> crate::OutOfBounds;
@@ -494,8 +487,18 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     fn check_place(&self, n: u32, it: &crate::index::Item<V>) -> Result<(), ValidationError>;
 }
 
+/// A move of an object, checked: its handle (live, its slot), its new
+/// shape and that shape's box (finite, within the coordinate limits).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Move<V: Vector> {
+    pub handle: Handle,
+    pub slot: u32,
+    pub shape: Shape<V>,
+    pub aabb: Aabb<V>,
+}
+
 /// [`SpatialIndex::update`](crate::SpatialIndex::update) of a checked
-/// handle and box, then the mark of the object's node for the query boxes
+/// move, then the mark of the object's node for the query boxes
 /// (its box may have changed in place; the nodes it left or entered are
 /// marked as it is filed).
 ///
@@ -503,15 +506,12 @@ pub(crate) trait Family<V: Vector, T>: Sized {
 /// As [`Family::update_boxed`].
 pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
     s: &mut S,
-    h: Handle,
-    slot: u32,
-    shape: Shape<V>,
-    aabb: Aabb<V>,
+    m: Move<V>,
 ) -> Result<(), Error> {
-    let r = s.update_boxed(h, slot, shape, aabb);
+    let r = s.update_boxed(m);
     let core = s.core_mut();
-    if core.store.resolve(h).is_ok() {
-        let n = core.store.slot(slot).node;
+    if core.store.resolve(m.handle).is_ok() {
+        let n = core.store.slot(m.slot).node;
         if n != NONE {
             core.mark_node(n);
         }
@@ -559,7 +559,15 @@ pub(crate) fn update_many<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
             // checks passed): it is in the evicted list.
             continue;
         }
-        update_checked(s, h, slot, shape, aabb)?;
+        update_checked(
+            s,
+            Move {
+                handle: h,
+                slot,
+                shape,
+                aabb,
+            },
+        )?;
     }
     Ok(())
 }
@@ -609,7 +617,15 @@ macro_rules! impl_spatial_index {
             ) -> Result<(), $crate::Error> {
                 let slot = $crate::kernel::Family::core(self).store.resolve(h)?;
                 let aabb = $crate::index::checked_aabb(&shape)?;
-                $crate::kernel::update_checked(self, h, slot, shape, aabb)
+                $crate::kernel::update_checked(
+                    self,
+                    $crate::kernel::Move {
+                        handle: h,
+                        slot,
+                        shape,
+                        aabb,
+                    },
+                )
             }
 
             fn update_many(

@@ -31,9 +31,9 @@ mod validate;
 
 use glam::{Vec2, Vec3};
 
-use crate::geometry::{Aabb, Shape, Vector};
+use crate::geometry::{Aabb, Vector};
 use crate::index::Item;
-use crate::kernel::{Core, Family, Life, PoolNode, PoolParts, Spare};
+use crate::kernel::{Core, Family, Life, Move, PoolNode, PoolParts, Spare};
 use crate::orthtree::{MAX_COORDINATE, NodeState, within_limits};
 use crate::store::NONE;
 use crate::traverse::TreeNode;
@@ -499,14 +499,8 @@ impl<V: Vector, T> Family<V, T> for LooseOrthtree<V, T> {
         LooseOrthtree::build_pending(self);
     }
 
-    fn update_boxed(
-        &mut self,
-        h: Handle,
-        slot: u32,
-        shape: Shape<V>,
-        aabb: Aabb<V>,
-    ) -> Result<(), Error> {
-        LooseOrthtree::update_boxed(self, h, slot, shape, aabb)
+    fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error> {
+        LooseOrthtree::update_boxed(self, m)
     }
 
     fn out_of_bounds(&self) -> OutOfBounds {

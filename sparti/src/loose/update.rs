@@ -1,10 +1,11 @@
 //! Moving and removing objects (L3), and pruning empty branches (L5).
 
 use super::LooseOrthtree;
-use crate::geometry::{Aabb, Shape, Vector};
+use crate::geometry::Vector;
+use crate::kernel::Move;
 use crate::orthtree::within_limits;
 use crate::store::NONE;
-use crate::{Error, Handle, OutOfBounds};
+use crate::{Error, OutOfBounds};
 
 impl<V: Vector, T> LooseOrthtree<V, T> {
     /// Moves or resizes an object (L3). If its node still holds it by the
@@ -12,13 +13,13 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// the same level), only the copied box changes. Otherwise it climbs to
     /// the first ancestor on its new path from the root and descends from
     /// there to its level.
-    pub(crate) fn update_boxed(
-        &mut self,
-        h: Handle,
-        slot: u32,
-        shape: Shape<V>,
-        aabb: Aabb<V>,
-    ) -> Result<(), Error> {
+    pub(crate) fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error> {
+        let Move {
+            handle: h,
+            slot,
+            shape,
+            aabb,
+        } = m;
         if self.core.store.slot(slot).node == NONE {
             // Still queued for the build: the build will place it.
             self.admit(&aabb)?;

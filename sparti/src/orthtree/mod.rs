@@ -12,9 +12,9 @@ mod validate;
 
 use glam::{Vec2, Vec3};
 
-use crate::geometry::{Aabb, Shape, Vector};
+use crate::geometry::{Aabb, Vector};
 use crate::index::Item;
-use crate::kernel::{Core, Family, Life, PoolNode, PoolParts, Spare};
+use crate::kernel::{Core, Family, Life, Move, PoolNode, PoolParts, Spare};
 use crate::store::NONE;
 use crate::traverse::TreeNode;
 use crate::{Counters, Error, Handle, Object, ValidationError};
@@ -270,14 +270,8 @@ impl<V: Vector, T> Family<V, T> for Orthtree<V, T> {
         Orthtree::build_pending(self);
     }
 
-    fn update_boxed(
-        &mut self,
-        h: Handle,
-        slot: u32,
-        shape: Shape<V>,
-        aabb: Aabb<V>,
-    ) -> Result<(), Error> {
-        Orthtree::update_boxed(self, h, slot, shape, aabb)
+    fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error> {
+        Orthtree::update_boxed(self, m)
     }
 
     fn out_of_bounds(&self) -> OutOfBounds {

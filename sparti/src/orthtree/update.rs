@@ -1,20 +1,21 @@
 //! Moving and removing objects (L3), and pruning empty branches (L5).
 
 use super::{Orthtree, OutOfBounds};
-use crate::geometry::{Aabb, Shape, Vector};
+use crate::Error;
+use crate::geometry::{Aabb, Vector};
+use crate::kernel::Move;
 use crate::store::NONE;
-use crate::{Error, Handle};
 
 impl<V: Vector, T> Orthtree<V, T> {
     /// Moves or resizes an object: climbs to the first ancestor that contains
     /// it, then sinks as deep as it fits (L3).
-    pub(crate) fn update_boxed(
-        &mut self,
-        h: Handle,
-        slot: u32,
-        shape: Shape<V>,
-        aabb: Aabb<V>,
-    ) -> Result<(), Error> {
+    pub(crate) fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error> {
+        let Move {
+            handle: h,
+            slot,
+            shape,
+            aabb,
+        } = m;
         let n = self.core.store.slot(slot).node;
         if n == NONE {
             // Still queued for the build: the build will place it.
