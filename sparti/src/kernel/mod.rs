@@ -14,7 +14,12 @@
 //! Its nodes implement [`TreeNode`], which is all the shared queries
 //! (regions, rays, k nearest) need: they come for free, as does every
 //! method of [`SpatialIndex`](crate::SpatialIndex). The shared test suite (`tests/common`)
-//! then checks it against the brute force.
+//! then checks it against the brute force. A family whose children tile
+//! their parent, each object in the deepest node that contains it, gets
+//! its pair search, one-thread and parallel, from [`tight_pairs`] (as the
+//! orthtrees and the BSP do: `impl_tight!` and `pair_search_methods!`);
+//! another one plans its own [`PairTasks`], and `Core::par_collect` runs
+//! them on rayon's threads.
 //!
 //! # Changes not yet built
 //! Insertions are queued and built in one pass by [`crate::SpatialIndex::flush`]
@@ -350,7 +355,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
 
 /// A pair search cut into independent tasks: one thread runs them in
 /// order ([`PairTasks::run_all`]); with the `rayon` feature,
-/// [`Core::par_collect`] runs them on rayon's threads and joins their
+/// `Core::par_collect` runs them on rayon's threads and joins their
 /// results in the same order. Each family plans its own tasks.
 pub(crate) trait PairTasks<V: Vector, T> {
     /// One independent piece of the search.

@@ -20,8 +20,7 @@
 //! the top levels of the tree: the planned nodes' own objects, and the
 //! subtrees below the planning depth. One thread runs them in order; with
 //! the `rayon` feature, `par_pairs` runs them on every thread and joins the
-//! results in the same order
-//! ([`Core::par_collect`](super::Core::par_collect)), so both give the same
+//! results in the same order (`Core::par_collect`), so both give the same
 //! pairs in the same order, and the same counters.
 
 use super::{Family, PairTasks, Spare};
