@@ -5,7 +5,9 @@
 //! cargo run --release -p sparti --example frames -- loose3 100000 100
 //! ```
 //! Structures: `oct3`, `loose3`, `bsp3`, `quad2`, `loose2`, `bsp2`; with
-//! `--features rayon`, `ploose3` and `ploose2` (the parallel pair search).
+//! `--features rayon`, the same with a `p` in front (`poct3`, `ploose3`,
+//! `pbsp3`, `pquad2`, `ploose2`, `pbsp2`): the parallel pair search
+//! (`par_pairs`, on `RAYON_NUM_THREADS` threads).
 //! `MIN=4` sets the trees' minimum node size, `CAP=8` the loose trees' leaf
 //! capacity.
 
@@ -139,6 +141,12 @@ fn seq<V: Vector, S: SpatialIndex<V, ()>>(t: &mut S, out: &mut Vec<Pair>) {
     t.pairs(out);
 }
 
+/// The parallel pair search of the trait.
+#[cfg(feature = "rayon")]
+fn par<V: Vector, S: SpatialIndex<V, ()>>(t: &mut S, out: &mut Vec<Pair>) {
+    t.par_pairs(out);
+}
+
 fn main() {
     let env = |k: &str| std::env::var(k).ok();
     let m: f32 = env("MIN").and_then(|s| s.parse().ok()).unwrap_or(1.0);
@@ -155,9 +163,17 @@ fn main() {
         "bsp3" => run::<Vec3, _>(n, frames, bsp, seq),
         "bsp2" => run::<Vec2, _>(n, frames, bsp, seq),
         #[cfg(feature = "rayon")]
-        "ploose3" => run::<Vec3, _>(n, frames, |w| loose(w, m, cap), |t, out| t.par_pairs(out)),
+        "poct3" => run::<Vec3, _>(n, frames, |w| orth(w, m), par),
         #[cfg(feature = "rayon")]
-        "ploose2" => run::<Vec2, _>(n, frames, |w| loose(w, m, cap), |t, out| t.par_pairs(out)),
+        "pquad2" => run::<Vec2, _>(n, frames, |w| orth(w, m), par),
+        #[cfg(feature = "rayon")]
+        "ploose3" => run::<Vec3, _>(n, frames, |w| loose(w, m, cap), par),
+        #[cfg(feature = "rayon")]
+        "ploose2" => run::<Vec2, _>(n, frames, |w| loose(w, m, cap), par),
+        #[cfg(feature = "rayon")]
+        "pbsp3" => run::<Vec3, _>(n, frames, bsp, par),
+        #[cfg(feature = "rayon")]
+        "pbsp2" => run::<Vec2, _>(n, frames, bsp, par),
         other => eprintln!("unknown structure {other}"),
     }
 }

@@ -23,6 +23,28 @@ pub(crate) trait TreeNode<V: Vector> {
     fn parent(&self) -> u32;
 }
 
+/// Implements [`TreeNode`] for the calling module's `Node<V>`, from its
+/// fields `items`, `children` and `parent`.
+macro_rules! impl_tree_node {
+    () => {
+        impl<V: $crate::Vector> $crate::traverse::TreeNode<V> for Node<V> {
+            #[inline]
+            fn items(&self) -> &[$crate::index::Item<V>] {
+                &self.items
+            }
+            #[inline]
+            fn children(&self) -> &[u32] {
+                &self.children
+            }
+            #[inline]
+            fn parent(&self) -> u32 {
+                self.parent
+            }
+        }
+    };
+}
+pub(crate) use impl_tree_node;
+
 /// The box around the objects of each node's subtree, by node index: far
 /// tighter than a node's region (a loose node's bounds are twice its cell;
 /// an octree node holding one small object is mostly empty), and in one

@@ -1,18 +1,19 @@
-//! The parallel pair search (feature `rayon`): on any number of threads,
-//! the same pairs and contacts in the same order as the single-threaded
-//! search, the same counters, and the brute force's pair set.
+//! The parallel pair search (feature `rayon`) of every tree family (the
+//! octree, the quadtree, the loose trees and the BSPs): on any number of
+//! threads, the same pairs and contacts in the same order as the
+//! single-threaded search, the same counters, and the brute force's pair
+//! set.
 //!
 //! ```text
 //! cargo test -p sparti --features rayon --test parallel_pairs
 //! ```
 #![cfg(feature = "rayon")]
 
-use glam::{Vec2, Vec3};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use sparti::{
-    BruteForce, Contact, Handle, LooseConfig, LooseOrthtree, ObjectDesc, Pair, Shape, SpatialIndex,
-    Vector,
+    BruteForce, Bsp2, Bsp3, Contact, Handle, LooseConfig, LooseOctree, LooseQuadtree, ObjectDesc,
+    Octree, Pair, Quadtree, Shape, SpatialIndex, Vector,
 };
 
 /// How a scene spreads its objects.
@@ -66,13 +67,14 @@ fn shape<V: Vector>(c: &Case, r: &mut Pcg64, centres: &[V]) -> Shape<V> {
     }
 }
 
-/// Runs a case for a few frames and compares, every frame, the parallel
-/// search on pools of 1, 2 and 5 threads with the single-threaded one and
-/// with the brute force. Returns the number of pairs seen.
-fn run<V: Vector>(c: &Case, config: LooseConfig<V>) -> usize {
+/// Runs a case for a few frames on a new tree and compares, every frame,
+/// the parallel search on pools of 1, 2 and 5 threads with the
+/// single-threaded one and with the brute force. Returns the number of
+/// pairs seen.
+fn run<V: Vector, S: SpatialIndex<V, u32> + Sync>(c: &Case, make: fn() -> S) -> usize {
     let mut r = Pcg64::seed_from_u64(c.seed);
     let centres: Vec<V> = (0..5).map(|_| random_vec(&mut r, 0.0, c.side)).collect();
-    let mut tree = LooseOrthtree::<V, u32>::with_config(config).expect("valid configuration");
+    let mut tree = make();
     let mut brute = BruteForce::<V, u32>::new();
     let mut handles: Vec<(Handle, Handle)> = Vec::new();
     for i in 0..c.objects {
@@ -104,7 +106,7 @@ fn run<V: Vector>(c: &Case, config: LooseConfig<V>) -> usize {
         tree.pairs(&mut one);
         let counters = tree.counters();
         brute.pairs(&mut expected);
-        let ids = |t: &LooseOrthtree<V, u32>, b: &BruteForce<V, u32>, p: &[Pair], tree_side| {
+        let ids = |t: &S, b: &BruteForce<V, u32>, p: &[Pair], tree_side| {
             let mut v: Vec<(u32, u32)> = p
                 .iter()
                 .map(|p| {
@@ -203,26 +205,47 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-#[test]
-fn parallel_pairs_equal_sequential_pairs_in_3d() {
+/// Every case on trees made by `make`.
+fn all_cases<V: Vector, S: SpatialIndex<V, u32> + Sync>(make: fn() -> S) {
     let mut total = 0;
     for c in cases() {
-        total += run::<Vec3>(&c, LooseConfig::default());
+        total += run::<V, S>(&c, make);
     }
     assert!(total > 1000, "too few pairs ({total}) to prove anything");
 }
 
 #[test]
-fn parallel_pairs_equal_sequential_pairs_in_2d() {
-    let mut total = 0;
-    for c in cases() {
-        total += run::<Vec2>(
-            &c,
-            LooseConfig {
-                min_node_size: 0.5,
-                ..Default::default()
-            },
-        );
-    }
-    assert!(total > 1000, "too few pairs ({total}) to prove anything");
+fn octree_parallel_pairs_equal_sequential_pairs() {
+    all_cases(Octree::<u32>::new);
+}
+
+#[test]
+fn quadtree_parallel_pairs_equal_sequential_pairs() {
+    all_cases(Quadtree::<u32>::new);
+}
+
+#[test]
+fn loose_octree_parallel_pairs_equal_sequential_pairs() {
+    all_cases(LooseOctree::<u32>::new);
+}
+
+#[test]
+fn loose_quadtree_parallel_pairs_equal_sequential_pairs() {
+    all_cases(|| {
+        LooseQuadtree::<u32>::with_config(LooseConfig {
+            min_node_size: 0.5,
+            ..Default::default()
+        })
+        .expect("valid configuration")
+    });
+}
+
+#[test]
+fn bsp3_parallel_pairs_equal_sequential_pairs() {
+    all_cases(Bsp3::<u32>::new);
+}
+
+#[test]
+fn bsp2_parallel_pairs_equal_sequential_pairs() {
+    all_cases(Bsp2::<u32>::new);
 }

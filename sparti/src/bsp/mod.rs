@@ -2,11 +2,11 @@
 //! splits in two at the middle of its largest dimension.
 //!
 //! Split by operation, one `impl` block a file: `insert.rs` (lazy bulk build,
-//! placement, growth), `update.rs` (moves, removal, pruning), `queries.rs`,
-//! `pairs.rs`, `validate.rs` (invariants and statistics).
+//! placement, growth), `update.rs` (moves, removal, pruning), `validate.rs`
+//! (invariants and statistics). The pair search is the kernel's, shared
+//! with the orthtrees (`kernel/tight_pairs.rs`).
 
 mod insert;
-mod pairs;
 mod update;
 mod validate;
 
@@ -14,11 +14,11 @@ use glam::{Vec2, Vec3};
 
 use crate::geometry::{Aabb, Vector};
 use crate::index::Item;
+use crate::kernel::tight_pairs::{self, PairScratch};
 use crate::kernel::{Core, Family, Life, Move, PoolNode, PoolParts, Spare};
-use crate::orthtree::{MAX_COORDINATE, NodeState, PairScratch, within_limits};
+use crate::orthtree::{MAX_COORDINATE, NodeState, within_limits};
 use crate::store::NONE;
-use crate::traverse::TreeNode;
-use crate::{Counters, Error, Handle, Object, OutOfBounds, ValidationError};
+use crate::{Error, Handle, OutOfBounds, ValidationError};
 
 /// Settings of a [`Bsp`].
 ///
@@ -429,12 +429,7 @@ impl<V: Vector, T> Family<V, T> for Bsp<V, T> {
         self.config.out_of_bounds
     }
 
-    fn find_pairs<F>(&self, counters: &mut Counters, f: &mut F)
-    where
-        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
-    {
-        Bsp::find_pairs(self, counters, f);
-    }
+    crate::kernel::pair_search_methods!(tight_pairs::find_pairs, tight_pairs::par_collect);
 
     fn reset_own_counters(&mut self) {
         self.update_visits = 0;
@@ -493,17 +488,4 @@ impl<V: Vector> PoolNode<V> for Node<V> {
     }
 }
 
-impl<V: Vector> TreeNode<V> for Node<V> {
-    #[inline]
-    fn items(&self) -> &[Item<V>] {
-        &self.items
-    }
-    #[inline]
-    fn children(&self) -> &[u32] {
-        &self.children
-    }
-    #[inline]
-    fn parent(&self) -> u32 {
-        self.parent
-    }
-}
+tight_pairs::impl_tight!(Bsp, 1);

@@ -14,7 +14,12 @@
 //! Its nodes implement [`TreeNode`], which is all the shared queries
 //! (regions, rays, k nearest) need: they come for free, as does every
 //! method of [`SpatialIndex`](crate::SpatialIndex). The shared test suite (`tests/common`)
-//! then checks it against the brute force.
+//! then checks it against the brute force. A family whose children tile
+//! their parent, each object in the deepest node that contains it, gets
+//! its pair search, one-thread and parallel, from [`tight_pairs`] (as the
+//! orthtrees and the BSP do: `impl_tight!` and `pair_search_methods!`);
+//! another one plans its own [`PairTasks`], and `Core::par_collect` runs
+//! them on rayon's threads.
 //!
 //! # Changes not yet built
 //! Insertions are queued and built in one pass by [`crate::SpatialIndex::flush`]
@@ -25,6 +30,8 @@
 //! objects that queries prune by are brought up to date by `flush`, or by
 //! the first query after a change (once, even when many threads query at
 //! the same time).
+
+pub(crate) mod tight_pairs;
 
 use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -345,6 +352,91 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
                 + self.idle_spare.capacity())
                 * size_of::<u32>()
             + self.sub.with_current(SubBounds::memory_bytes)
+    }
+}
+
+/// A pair search cut into independent tasks: one thread runs them in
+/// order ([`PairTasks::run_all`]); with the `rayon` feature,
+/// `Core::par_collect` runs them on rayon's threads and joins their
+/// results in the same order. Each family plans its own tasks.
+pub(crate) trait PairTasks<V: Vector, T> {
+    /// One independent piece of the search.
+    type Task: Copy;
+    /// The buffers one thread needs to run tasks.
+    type Work: Default;
+
+    /// The tasks, in the order their results are reported.
+    fn tasks(&self) -> &[Self::Task];
+
+    /// Runs one task: `f` for every overlapping pair it finds, its work
+    /// added to `counters`.
+    fn run<F>(&self, task: Self::Task, work: &mut Self::Work, counters: &mut Counters, f: &mut F)
+    where
+        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>);
+
+    /// Every task in order, on this thread.
+    fn run_all<F>(&self, work: &mut Self::Work, counters: &mut Counters, f: &mut F)
+    where
+        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
+    {
+        for &task in self.tasks() {
+            self.run(task, work, counters, f);
+        }
+    }
+}
+
+#[cfg(feature = "rayon")]
+impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
+    /// A family's [`Family::par_collect`] over its planned search `job`
+    /// (`None` for a tree without a root): the tasks run on rayon's
+    /// threads, each into its own buffer, and the buffers are joined in
+    /// task order, so the records come in the order
+    /// [`for_each_pair`](crate::SpatialIndex::for_each_pair) gives them.
+    /// Queued insertions are paired after the tree's objects, as by
+    /// `for_each_pair`. `counters` holds the planning's work; the tasks'
+    /// and the queued objects' are added to it, then to the structure's.
+    pub fn par_collect<J, R, M>(
+        &self,
+        job: Option<&J>,
+        mut counters: Counters,
+        record: M,
+        out: &mut Vec<R>,
+    ) where
+        J: PairTasks<V, T> + Sync,
+        J::Task: Send + Sync,
+        J::Work: Send,
+        R: Send,
+        M: Fn(Handle, Handle, &Object<V, T>, &Object<V, T>) -> Option<R> + Sync,
+    {
+        use rayon::prelude::*;
+        out.clear();
+        if let Some(job) = job {
+            let parts: Vec<(Vec<R>, Counters)> = job
+                .tasks()
+                .par_iter()
+                .map_init(J::Work::default, |work, &task| {
+                    let mut c = Counters::default();
+                    let mut found = Vec::new();
+                    job.run(task, work, &mut c, &mut |a, b, oa, ob| {
+                        if let Some(r) = record(a, b, oa, ob) {
+                            found.push(r);
+                        }
+                    });
+                    (found, c)
+                })
+                .collect();
+            out.reserve(parts.iter().map(|(v, _)| v.len()).sum());
+            for (found, c) in parts {
+                out.extend(found);
+                counters = counters.merged(c);
+            }
+        }
+        self.pending_pairs(&mut counters, &mut |a, b, oa, ob| {
+            if let Some(r) = record(a, b, oa, ob) {
+                out.push(r);
+            }
+        });
+        self.counters.add(&counters);
     }
 }
 
@@ -858,3 +950,35 @@ macro_rules! impl_spatial_index {
     };
 }
 pub(crate) use impl_spatial_index;
+
+/// The pair-search methods of an `impl Family`, forwarding to the family's
+/// search: `find(self, counters, f)` for [`Family::find_pairs`] and, with
+/// the `rayon` feature, `par(self, record, out)` for
+/// [`Family::par_collect`].
+macro_rules! pair_search_methods {
+    ($find:path, $par:path) => {
+        fn find_pairs<F>(&self, counters: &mut $crate::Counters, f: &mut F)
+        where
+            F: FnMut($crate::Handle, $crate::Handle, &$crate::Object<V, T>, &$crate::Object<V, T>),
+        {
+            $find(self, counters, f);
+        }
+
+        #[cfg(feature = "rayon")]
+        fn par_collect<R, M>(&self, record: M, out: &mut Vec<R>)
+        where
+            T: Sync,
+            R: Send,
+            M: Fn(
+                    $crate::Handle,
+                    $crate::Handle,
+                    &$crate::Object<V, T>,
+                    &$crate::Object<V, T>,
+                ) -> Option<R>
+                + Sync,
+        {
+            $par(self, record, out);
+        }
+    };
+}
+pub(crate) use pair_search_methods;

@@ -36,8 +36,7 @@ use crate::index::Item;
 use crate::kernel::{Core, Family, Life, Move, PoolNode, PoolParts, Spare};
 use crate::orthtree::{MAX_COORDINATE, NodeState, within_limits};
 use crate::store::NONE;
-use crate::traverse::TreeNode;
-use crate::{Counters, Error, Handle, Object, OutOfBounds, ValidationError};
+use crate::{Error, Handle, OutOfBounds, ValidationError};
 
 /// Levels with a precomputed pad. Far more than any tree reaches: with the
 /// coordinate limit of `2^60` and the smallest `f32` node size, roots stay
@@ -507,22 +506,7 @@ impl<V: Vector, T> Family<V, T> for LooseOrthtree<V, T> {
         self.config.out_of_bounds
     }
 
-    fn find_pairs<F>(&self, counters: &mut Counters, f: &mut F)
-    where
-        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
-    {
-        LooseOrthtree::find_pairs(self, counters, f);
-    }
-
-    #[cfg(feature = "rayon")]
-    fn par_collect<R, M>(&self, record: M, out: &mut Vec<R>)
-    where
-        T: Sync,
-        R: Send,
-        M: Fn(Handle, Handle, &Object<V, T>, &Object<V, T>) -> Option<R> + Sync,
-    {
-        LooseOrthtree::par_collect(self, record, out);
-    }
+    crate::kernel::pair_search_methods!(LooseOrthtree::find_pairs, LooseOrthtree::par_collect);
 
     fn after_clear(&mut self) {
         self.make_preset_root();
@@ -587,17 +571,4 @@ impl<V: Vector> PoolNode<V> for Node<V> {
     }
 }
 
-impl<V: Vector> TreeNode<V> for Node<V> {
-    #[inline]
-    fn items(&self) -> &[Item<V>] {
-        &self.items
-    }
-    #[inline]
-    fn children(&self) -> &[u32] {
-        &self.children
-    }
-    #[inline]
-    fn parent(&self) -> u32 {
-        self.parent
-    }
-}
+crate::traverse::impl_tree_node!();

@@ -64,6 +64,7 @@
 use super::LooseOrthtree;
 use crate::geometry::{Aabb, Vector};
 use crate::index::{Item, report_pair};
+use crate::kernel::PairTasks;
 use crate::orthtree::NodeState;
 use crate::store::{NONE, Store};
 use crate::{Counters, Handle, LayerMatrix, Object};
@@ -411,6 +412,41 @@ impl<V: Vector, T> Ctx<'_, V, T> {
     }
 }
 
+/// The planned search over a snapshot: what every task reads.
+struct Job<'a, V: Vector, T> {
+    nodes: &'a [FlatNode<V>],
+    items: &'a [Item<V>],
+    kids: &'a [u32],
+    tasks: &'a [Task],
+    plan: &'a [Item<V>],
+    store: &'a Store<Object<V, T>>,
+    matrix: &'a LayerMatrix,
+}
+
+impl<V: Vector, T> PairTasks<V, T> for Job<'_, V, T> {
+    type Task = Task;
+    type Work = Work<V>;
+
+    fn tasks(&self) -> &[Task] {
+        self.tasks
+    }
+
+    fn run<F>(&self, task: Task, work: &mut Work<V>, counters: &mut Counters, f: &mut F)
+    where
+        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
+    {
+        let mut cx = Ctx {
+            nodes: self.nodes,
+            items: self.items,
+            kids: self.kids,
+            store: self.store,
+            matrix: self.matrix,
+            counters,
+        };
+        cx.run(task, self.plan, work, f);
+    }
+}
+
 impl<V: Vector, T> LooseOrthtree<V, T> {
     /// Copies the tree into the flat snapshot, depth first (so each
     /// subtree's objects are one range), then computes the subtree boxes
@@ -559,6 +595,14 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let mut flat = self.flat.take();
         self.flatten(&mut flat);
         Self::plan(&mut flat, counters);
+        let (job, work) = self.job(&mut flat);
+        job.run_all(work, counters, f);
+        self.flat.put(flat);
+    }
+
+    /// The planned search over a snapshot, and the calling thread's
+    /// buffers.
+    fn job<'a>(&'a self, flat: &'a mut Flat<V>) -> (Job<'a, V, T>, &'a mut Work<V>) {
         let Flat {
             nodes,
             items,
@@ -567,28 +611,23 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             plan,
             work,
             ..
-        } = &mut flat;
-        let mut cx = Ctx {
+        } = flat;
+        let job = Job {
             nodes,
             items,
             kids,
+            tasks,
+            plan,
             store: &self.core.store,
             matrix: &self.core.matrix,
-            counters,
         };
-        for &t in tasks.iter() {
-            cx.run(t, plan, work, f);
-        }
-        self.flat.put(flat);
+        (job, work)
     }
 
     /// The pair search on every thread of rayon's pool: the tasks of the
-    /// plan run in parallel, each into its own buffer, and the buffers are
-    /// joined in task order, so the records come in the order
-    /// [`for_each_pair`](crate::SpatialIndex::for_each_pair) gives them.
-    /// `record` turns an overlapping pair into what is collected (or
-    /// nothing). Queued insertions are paired after the tree's objects, as
-    /// by `for_each_pair`.
+    /// plan run in parallel and their results are joined in task order
+    /// (see [`Core::par_collect`](crate::kernel::Core::par_collect)), so
+    /// the records come in the order of `find_pairs`.
     #[cfg(feature = "rayon")]
     pub(crate) fn par_collect<R, M>(&self, record: M, out: &mut Vec<R>)
     where
@@ -596,49 +635,17 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         R: Send,
         M: Fn(Handle, Handle, &Object<V, T>, &Object<V, T>) -> Option<R> + Sync,
     {
-        use rayon::prelude::*;
-        out.clear();
         let mut counters = Counters::default();
-        if self.core.root != NONE {
-            let mut flat = self.flat.take();
-            self.flatten(&mut flat);
-            Self::plan(&mut flat, &mut counters);
-            let (nodes, items, kids, plan) = (&flat.nodes, &flat.items, &flat.kids, &flat.plan);
-            let (store, matrix) = (&self.core.store, &self.core.matrix);
-            let parts: Vec<(Vec<R>, Counters)> = flat
-                .tasks
-                .par_iter()
-                .map_init(Work::default, |work, &t| {
-                    let mut c = Counters::default();
-                    let mut found = Vec::new();
-                    let mut cx = Ctx {
-                        nodes,
-                        items,
-                        kids,
-                        store,
-                        matrix,
-                        counters: &mut c,
-                    };
-                    cx.run(t, plan, work, &mut |a, b, oa, ob| {
-                        if let Some(r) = record(a, b, oa, ob) {
-                            found.push(r);
-                        }
-                    });
-                    (found, c)
-                })
-                .collect();
-            out.reserve(parts.iter().map(|(v, _)| v.len()).sum());
-            for (found, c) in parts {
-                out.extend(found);
-                counters = counters.merged(c);
-            }
-            self.flat.put(flat);
+        if self.core.root == NONE {
+            self.core
+                .par_collect(None::<&Job<'_, V, T>>, counters, record, out);
+            return;
         }
-        self.core.pending_pairs(&mut counters, &mut |a, b, oa, ob| {
-            if let Some(r) = record(a, b, oa, ob) {
-                out.push(r);
-            }
-        });
-        self.core.counters.add(&counters);
+        let mut flat = self.flat.take();
+        self.flatten(&mut flat);
+        Self::plan(&mut flat, &mut counters);
+        let (job, _) = self.job(&mut flat);
+        self.core.par_collect(Some(&job), counters, record, out);
+        self.flat.put(flat);
     }
 }

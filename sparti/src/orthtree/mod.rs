@@ -2,11 +2,11 @@
 //! generic source.
 //!
 //! Split by operation, one `impl` block a file: `insert.rs` (lazy bulk build,
-//! placement, growth), `update.rs` (moves, removal, pruning), `queries.rs`,
-//! `pairs.rs`, `validate.rs` (invariants and statistics).
+//! placement, growth), `update.rs` (moves, removal, pruning), `validate.rs`
+//! (invariants and statistics). The pair search is the kernel's, shared
+//! with the BSP (`kernel/tight_pairs.rs`).
 
 mod insert;
-mod pairs;
 mod update;
 mod validate;
 
@@ -14,13 +14,12 @@ use glam::{Vec2, Vec3};
 
 use crate::geometry::{Aabb, Vector};
 use crate::index::Item;
+use crate::kernel::tight_pairs::{self, PairScratch};
 use crate::kernel::{Core, Family, Life, Move, PoolNode, PoolParts, Spare};
 use crate::store::NONE;
-use crate::traverse::TreeNode;
-use crate::{Counters, Error, Handle, Object, ValidationError};
+use crate::{Error, Handle, ValidationError};
 
 pub(crate) use crate::index::{MAX_COORDINATE, within_limits};
-pub(crate) use pairs::PairScratch;
 
 /// What an orthtree does with an object outside its root region (L4).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -130,7 +129,7 @@ pub struct Orthtree<V: Vector, T> {
     work: Vec<(u32, u32)>,
     stack: Vec<(u32, u32)>,
     /// The pair search's buffers, lent to each search.
-    pair_scratch: Spare<pairs::PairScratch<V>>,
+    pair_scratch: Spare<PairScratch<V>>,
 }
 
 /// The octree (S1).
@@ -278,12 +277,7 @@ impl<V: Vector, T> Family<V, T> for Orthtree<V, T> {
         self.config.out_of_bounds
     }
 
-    fn find_pairs<F>(&self, counters: &mut Counters, f: &mut F)
-    where
-        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
-    {
-        Orthtree::find_pairs(self, counters, f);
-    }
+    crate::kernel::pair_search_methods!(tight_pairs::find_pairs, tight_pairs::par_collect);
 
     fn own_memory(&self) -> usize {
         self.pair_scratch.with(|s| s.map_or(0, |s| s.memory()))
@@ -334,17 +328,4 @@ impl<V: Vector> PoolNode<V> for Node<V> {
     }
 }
 
-impl<V: Vector> TreeNode<V> for Node<V> {
-    #[inline]
-    fn items(&self) -> &[Item<V>] {
-        &self.items
-    }
-    #[inline]
-    fn children(&self) -> &[u32] {
-        &self.children
-    }
-    #[inline]
-    fn parent(&self) -> u32 {
-        self.parent
-    }
-}
+tight_pairs::impl_tight!(Orthtree, V::DIM as u32);
