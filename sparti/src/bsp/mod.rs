@@ -15,8 +15,8 @@ use glam::{Vec2, Vec3};
 use crate::geometry::{Aabb, Vector};
 use crate::index::Item;
 use crate::kernel::tight_pairs::{self, PairScratch};
-use crate::kernel::{Core, Family, Life, Move, PoolNode, PoolParts, Spare};
-use crate::orthtree::{MAX_COORDINATE, NodeState, within_limits};
+use crate::kernel::{Core, Family, Life, PoolNode, PoolParts, Spare};
+use crate::orthtree::NodeState;
 use crate::store::NONE;
 use crate::{Error, Handle, OutOfBounds, ValidationError};
 
@@ -249,18 +249,11 @@ impl<V: Vector, T> Bsp<V, T> {
     /// (NaN, infinite, inverted) or beyond `+-2^60`.
     pub fn with_config(config: BspConfig<V>) -> Result<Self, Error> {
         let m = config.min_dimension;
-        if !(m.is_finite() && m > 0.0 && m <= MAX_COORDINATE) {
-            return Err(Error::InvalidConfig(
-                "min_dimension must be finite, > 0 and <= 2^60",
-            ));
-        }
-        if let Some(w) = &config.world {
-            if w.check().is_err() || !within_limits(w) {
-                return Err(Error::InvalidConfig(
-                    "world must be a finite box within +-2^60",
-                ));
-            }
-        }
+        crate::kernel::check_config(
+            m,
+            "min_dimension must be finite, > 0 and <= 2^60",
+            config.world.as_ref(),
+        )?;
         Ok(Self {
             config,
             core: Core::default(),
@@ -413,21 +406,7 @@ impl<V: Vector, T> Family<V, T> for Bsp<V, T> {
         &mut self.core
     }
 
-    fn admit(&self, aabb: &Aabb<V>) -> Result<(), Error> {
-        Bsp::admit(self, aabb)
-    }
-
-    fn build_pending(&mut self) {
-        Bsp::build_pending(self);
-    }
-
-    fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error> {
-        Bsp::update_boxed(self, m)
-    }
-
-    fn out_of_bounds(&self) -> OutOfBounds {
-        self.config.out_of_bounds
-    }
+    crate::kernel::forward_family_methods!(Bsp);
 
     crate::kernel::pair_search_methods!(tight_pairs::find_pairs, tight_pairs::par_collect);
 
@@ -445,14 +424,6 @@ impl<V: Vector, T> Family<V, T> for Bsp<V, T> {
 
     fn check_root(&self) -> Result<(), ValidationError> {
         Bsp::check_root(self)
-    }
-
-    fn check_node(&self, n: u32) -> Result<(), ValidationError> {
-        Bsp::check_node(self, n)
-    }
-
-    fn check_child(&self, n: u32, k: usize, c: u32) -> Result<(), ValidationError> {
-        Bsp::check_child(self, n, k, c)
     }
 
     fn check_place(&self, n: u32, it: &Item<V>) -> Result<(), ValidationError> {

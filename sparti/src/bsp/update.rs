@@ -32,9 +32,7 @@ impl<V: Vector, T> Bsp<V, T> {
                 OutOfBounds::Grow => {}
                 OutOfBounds::Reject => return Err(Error::OutsideWorld),
                 OutOfBounds::Remove => {
-                    self.core.detach(slot);
-                    let obj = self.core.store.remove(slot);
-                    self.core.evicted.push((h, obj.value));
+                    self.core.evict(h, slot);
                     return Ok(());
                 }
             }

@@ -8,7 +8,7 @@
 //!
 //! # Adding a structure
 //! A tree family is a type holding a [`Core`] and its own settings that
-//! implements [`Family`]: where an object belongs (`build_pending`,
+//! implements [`Family`]: where an object belongs (`first_root`, `file_queued`,
 //! `update_boxed`), how a node splits and the root grows,
 //! its pair search (`find_pairs`), its statistics and its own invariants.
 //! Its nodes implement [`TreeNode`], which is all the shared queries
@@ -475,8 +475,16 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     /// The refusal.
     fn admit(&self, aabb: &Aabb<V>) -> Result<(), Error>;
 
-    /// Builds the queued insertions into the tree (L2).
-    fn build_pending(&mut self);
+    /// Makes the first root, around the queued objects (L2).
+    fn first_root(&mut self);
+
+    /// The bulk build of a tree that holds nothing yet: one top-down
+    /// partition pass over the queued objects; false, having done nothing,
+    /// when the tree does not qualify.
+    fn build_fresh(&mut self, pending: &[u32]) -> bool;
+
+    /// Files one queued object (the root grows to it first).
+    fn file_queued(&mut self, slot: u32);
 
     /// Moves or resizes a stored object (L3) as the checked move says; its
     /// node's query boxes are marked by the caller.
@@ -578,6 +586,92 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     /// The first broken rule.
     fn check_place(&self, n: u32, it: &crate::index::Item<V>) -> Result<(), ValidationError>;
 }
+
+/// Checks the settings every family shares: its smallest cell size
+/// (`size`, named `what` in the error) finite, positive and within the
+/// coordinate limits, and a preset world finite and within them.
+///
+/// # Errors
+/// [`Error::InvalidConfig`].
+pub(crate) fn check_config<V: Vector>(
+    size: f32,
+    size_error: &'static str,
+    world: Option<&Aabb<V>>,
+) -> Result<(), Error> {
+    if !(size.is_finite() && size > 0.0 && size <= crate::MAX_COORDINATE) {
+        return Err(Error::InvalidConfig(size_error));
+    }
+    if let Some(w) = world {
+        if w.check().is_err() || !crate::index::within_limits(w) {
+            return Err(Error::InvalidConfig(
+                "world must be a finite box within +-2^60",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Builds the queued insertions into the tree (L2): the first root around
+/// them if there is none, then a bulk build of a fresh tree, or each filed
+/// from the root.
+pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) {
+    if s.core().pending.is_empty() {
+        return;
+    }
+    if s.core().root == NONE {
+        s.first_root();
+    }
+    let pending = core::mem::take(&mut s.core_mut().pending);
+    if !s.build_fresh(&pending) {
+        for &slot in &pending {
+            s.file_queued(slot);
+        }
+    }
+    // Keep the queue's allocation for the next batch.
+    let core = s.core_mut();
+    core.pending = pending;
+    core.pending.clear();
+}
+
+/// The [`Family`] methods every family writes as inherent methods of the
+/// same names and signatures (in its `insert.rs`, `update.rs` and
+/// `validate.rs`), forwarded here once.
+macro_rules! forward_family_methods {
+    ($ty:ident) => {
+        fn admit(&self, aabb: &$crate::Aabb<V>) -> Result<(), $crate::Error> {
+            $ty::admit(self, aabb)
+        }
+
+        fn first_root(&mut self) {
+            $ty::first_root(self);
+        }
+
+        fn build_fresh(&mut self, pending: &[u32]) -> bool {
+            $ty::build_fresh(self, pending)
+        }
+
+        fn file_queued(&mut self, slot: u32) {
+            $ty::file_queued(self, slot);
+        }
+
+        fn update_boxed(&mut self, m: $crate::kernel::Move<V>) -> Result<(), $crate::Error> {
+            $ty::update_boxed(self, m)
+        }
+
+        fn out_of_bounds(&self) -> $crate::OutOfBounds {
+            self.config.out_of_bounds
+        }
+
+        fn check_node(&self, n: u32) -> Result<(), $crate::ValidationError> {
+            $ty::check_node(self, n)
+        }
+
+        fn check_child(&self, n: u32, k: usize, c: u32) -> Result<(), $crate::ValidationError> {
+            $ty::check_child(self, n, k, c)
+        }
+    };
+}
+pub(crate) use forward_family_methods;
 
 /// A move of an object, checked: its handle (live, its slot), its new
 /// shape and that shape's box (finite, within the coordinate limits).
@@ -773,12 +867,12 @@ macro_rules! impl_spatial_index {
             }
 
             fn flush(&mut self) {
-                $crate::kernel::Family::build_pending(self);
+                $crate::kernel::build_pending(self);
                 $crate::kernel::Family::core_mut(self).settle();
             }
 
             fn end_frame(&mut self) {
-                $crate::kernel::Family::build_pending(self);
+                $crate::kernel::build_pending(self);
                 $crate::kernel::Family::core_mut(self).age_idle_nodes();
             }
 

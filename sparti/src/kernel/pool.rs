@@ -123,6 +123,43 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
         }
     }
 
+    /// The queued objects as items, for the bulk build of a fresh tree:
+    /// `None` unless the tree qualifies (an empty root without children,
+    /// at least two objects queued) and `fits` holds for every object's
+    /// box.
+    pub fn fresh_items(
+        &self,
+        pending: &[u32],
+        fits: impl Fn(&Aabb<V>) -> bool,
+    ) -> Option<Vec<Item<V>>> {
+        let r = self.nodes[self.root as usize].life();
+        let root_items = self.nodes[self.root as usize].items().len();
+        if pending.len() < 2 || r.child_count != 0 || root_items != 0 {
+            return None;
+        }
+        let mut items = Vec::with_capacity(pending.len());
+        for &slot in pending {
+            let o = self.store.obj(slot);
+            if !fits(&o.aabb) {
+                return None;
+            }
+            items.push(Item {
+                aabb: o.aabb,
+                slot,
+                is_static: o.is_static,
+            });
+        }
+        Some(items)
+    }
+
+    /// Removes an object by the `Remove` policy (L4): out of the tree, out
+    /// of the store, its value kept for the caller's `take_evicted`.
+    pub fn evict(&mut self, h: crate::Handle, slot: u32) {
+        self.detach(slot);
+        let obj = self.store.remove(slot);
+        self.evicted.push((h, obj.value));
+    }
+
     /// Starts the countdown of a node that has become an empty leaf.
     pub fn note_if_empty(&mut self, n: u32) {
         let root = self.root;

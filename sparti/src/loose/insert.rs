@@ -36,38 +36,28 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         }
     }
 
-    /// Builds every queued insertion into the tree (L2): the root is made
-    /// around them if there is none, then each descends from the root.
-    pub(crate) fn build_pending(&mut self) {
-        if self.core.pending.is_empty() {
-            return;
+    /// Makes the first root, around the queued objects (L2).
+    pub(crate) fn first_root(&mut self) {
+        let mut world: Option<Aabb<V>> = None;
+        for &s in &self.core.pending {
+            let b = self.core.store.obj(s).aabb;
+            world = Some(world.map_or(b, |w| w.union(&b)));
         }
-        if self.core.root == NONE {
-            let mut world: Option<Aabb<V>> = None;
-            for &s in &self.core.pending {
-                let b = self.core.store.obj(s).aabb;
-                world = Some(world.map_or(b, |w| w.union(&b)));
-            }
-            if let Some(w) = world {
-                self.make_root(&w);
-            }
+        if let Some(w) = world {
+            self.make_root(&w);
         }
-        let pending = core::mem::take(&mut self.core.pending);
-        if !self.build_fresh(&pending) {
-            for &slot in &pending {
-                let aabb = self.core.store.obj(slot).aabb;
-                let (p, _) = Self::extent(&aabb);
-                // Admitted objects are within limits, so growth cannot fail;
-                // and the Reject and Remove policies admitted only objects
-                // that fit.
-                self.grow_to(&aabb, p)
-                    .expect("admitted objects are within the coordinate limits");
-                self.place(self.core.root, slot);
-            }
-        }
-        // Keep the queue's allocation for the next batch.
-        self.core.pending = pending;
-        self.core.pending.clear();
+    }
+
+    /// Files one queued object: the root grows to it, then it descends.
+    pub(crate) fn file_queued(&mut self, slot: u32) {
+        let aabb = self.core.store.obj(slot).aabb;
+        let (p, _) = Self::extent(&aabb);
+        // Admitted objects are within limits, so growth cannot fail;
+        // and the Reject and Remove policies admitted only objects
+        // that fit.
+        self.grow_to(&aabb, p)
+            .expect("admitted objects are within the coordinate limits");
+        self.place(self.core.root, slot);
     }
 
     /// The bulk build of a tree that holds nothing yet (an empty root with
@@ -81,25 +71,12 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// `leaf_capacity` objects (when it is above 0) keeps them all;
     /// otherwise each object that can go deeper (see `deeper`) goes down to
     /// the child its centre leads to, and the others stay.
-    fn build_fresh(&mut self, pending: &[u32]) -> bool {
+    pub(crate) fn build_fresh(&mut self, pending: &[u32]) -> bool {
         let root = self.core.root;
-        let r = &self.core.nodes[root as usize];
-        if pending.len() < 2 || r.child_count != 0 || !r.items.is_empty() {
+        let fits = |b: &Aabb<V>| self.fits_root(b, Self::extent(b).0);
+        let Some(items) = self.core.fresh_items(pending, fits) else {
             return false;
-        }
-        let mut items = Vec::with_capacity(pending.len());
-        for &slot in pending {
-            let o = self.core.store.obj(slot);
-            let (p, _) = Self::extent(&o.aabb);
-            if !self.fits_root(&o.aabb, p) {
-                return false;
-            }
-            items.push(Item {
-                aabb: o.aabb,
-                slot,
-                is_static: o.is_static,
-            });
-        }
+        };
         let capacity = self.config.leaf_capacity;
         let stay = 1usize << V::DIM;
         // Every node is new: the query boxes are recomputed in one pass.

@@ -33,8 +33,8 @@ use glam::{Vec2, Vec3};
 
 use crate::geometry::{Aabb, Vector};
 use crate::index::Item;
-use crate::kernel::{Core, Family, Life, Move, PoolNode, PoolParts, Spare};
-use crate::orthtree::{MAX_COORDINATE, NodeState, within_limits};
+use crate::kernel::{Core, Family, Life, PoolNode, PoolParts, Spare};
+use crate::orthtree::NodeState;
 use crate::store::NONE;
 use crate::{Error, Handle, OutOfBounds, ValidationError};
 
@@ -234,21 +234,14 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// greater than 1, or a world box that is malformed or beyond `2^60`.
     pub fn with_config(config: LooseConfig<V>) -> Result<Self, Error> {
         let m = config.min_node_size;
-        if !(m.is_finite() && m > 0.0 && m <= MAX_COORDINATE) {
-            return Err(Error::InvalidConfig(
-                "min_node_size must be finite, > 0 and <= 2^60",
-            ));
-        }
+        crate::kernel::check_config(
+            m,
+            "min_node_size must be finite, > 0 and <= 2^60",
+            config.world.as_ref(),
+        )?;
         let k = config.looseness;
         if !(k.is_finite() && k > 1.0) {
             return Err(Error::InvalidConfig("looseness must be finite and > 1"));
-        }
-        if let Some(w) = &config.world {
-            if w.check().is_err() || !within_limits(w) {
-                return Err(Error::InvalidConfig(
-                    "world must be a finite box within +-2^60",
-                ));
-            }
         }
         let base = (f64::from(k) - 1.0) * 0.5 * f64::from(m);
         let pads = (0..LEVELS)
@@ -490,21 +483,7 @@ impl<V: Vector, T> Family<V, T> for LooseOrthtree<V, T> {
         &mut self.core
     }
 
-    fn admit(&self, aabb: &Aabb<V>) -> Result<(), Error> {
-        LooseOrthtree::admit(self, aabb)
-    }
-
-    fn build_pending(&mut self) {
-        LooseOrthtree::build_pending(self);
-    }
-
-    fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error> {
-        LooseOrthtree::update_boxed(self, m)
-    }
-
-    fn out_of_bounds(&self) -> OutOfBounds {
-        self.config.out_of_bounds
-    }
+    crate::kernel::forward_family_methods!(LooseOrthtree);
 
     crate::kernel::pair_search_methods!(LooseOrthtree::find_pairs, LooseOrthtree::par_collect);
 
@@ -528,14 +507,6 @@ impl<V: Vector, T> Family<V, T> for LooseOrthtree<V, T> {
 
     fn check_root(&self) -> Result<(), ValidationError> {
         LooseOrthtree::check_root(self)
-    }
-
-    fn check_node(&self, n: u32) -> Result<(), ValidationError> {
-        LooseOrthtree::check_node(self, n)
-    }
-
-    fn check_child(&self, n: u32, k: usize, c: u32) -> Result<(), ValidationError> {
-        LooseOrthtree::check_child(self, n, k, c)
     }
 
     fn check_place(&self, n: u32, it: &Item<V>) -> Result<(), ValidationError> {

@@ -51,9 +51,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                 OutOfBounds::Grow => self.grow_to(&aabb, p)?,
                 OutOfBounds::Reject => return Err(Error::OutsideWorld),
                 OutOfBounds::Remove => {
-                    self.core.detach(slot);
-                    let obj = self.core.store.remove(slot);
-                    self.core.evicted.push((h, obj.value));
+                    self.core.evict(h, slot);
                     return Ok(());
                 }
             }

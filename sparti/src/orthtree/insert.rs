@@ -24,36 +24,27 @@ impl<V: Vector, T> Orthtree<V, T> {
         Ok(())
     }
 
-    /// Builds every queued insertion into the tree (L2).
-    pub(crate) fn build_pending(&mut self) {
-        if self.core.pending.is_empty() {
-            return;
+    /// Makes the first root, around the queued objects (L2).
+    pub(crate) fn first_root(&mut self) {
+        let mut world = self.config.world;
+        for &s in &self.core.pending {
+            let b = self.core.store.obj(s).aabb;
+            world = Some(world.map_or(b, |w| w.union(&b)));
         }
-        if self.core.root == NONE {
-            let mut world = self.config.world;
-            for &s in &self.core.pending {
-                let b = self.core.store.obj(s).aabb;
-                world = Some(world.map_or(b, |w| w.union(&b)));
-            }
-            if let Some(w) = world {
-                self.make_root(&w);
-            }
+        if let Some(w) = world {
+            self.make_root(&w);
         }
-        let pending = core::mem::take(&mut self.core.pending);
-        if !self.build_fresh(&pending) {
-            for &slot in &pending {
-                let aabb = self.core.store.obj(slot).aabb;
-                // Admitted objects are within limits, so growth cannot fail;
-                // and the Reject and Remove policies admitted only objects
-                // inside.
-                self.grow_to(&aabb)
-                    .expect("admitted objects are within the coordinate limits");
-                self.place(self.core.root, slot);
-            }
-        }
-        // Keep the queue's allocation for the next batch.
-        self.core.pending = pending;
-        self.core.pending.clear();
+    }
+
+    /// Files one queued object: the root grows to it, then it descends.
+    pub(crate) fn file_queued(&mut self, slot: u32) {
+        let aabb = self.core.store.obj(slot).aabb;
+        // Admitted objects are within limits, so growth cannot fail;
+        // and the Reject and Remove policies admitted only objects
+        // inside.
+        self.grow_to(&aabb)
+            .expect("admitted objects are within the coordinate limits");
+        self.place(self.core.root, slot);
     }
 
     /// The bulk build of a tree that holds nothing yet (an empty root with
@@ -70,25 +61,12 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// objects are bucketed by octant with a counting sort, node by node
     /// (an explicit stack, no recursion); each node's list is allocated
     /// once at its final size.
-    fn build_fresh(&mut self, pending: &[u32]) -> bool {
+    pub(crate) fn build_fresh(&mut self, pending: &[u32]) -> bool {
         let root = self.core.root;
-        let r = &self.core.nodes[root as usize];
-        if pending.len() < 2 || r.child_count != 0 || !r.items.is_empty() {
+        let bounds = self.core.nodes[root as usize].bounds;
+        let Some(items) = self.core.fresh_items(pending, |b| bounds.contains(b)) else {
             return false;
-        }
-        let bounds = r.bounds;
-        let mut items = Vec::with_capacity(pending.len());
-        for &slot in pending {
-            let o = self.core.store.obj(slot);
-            if !bounds.contains(&o.aabb) {
-                return false;
-            }
-            items.push(Item {
-                aabb: o.aabb,
-                slot,
-                is_static: o.is_static,
-            });
-        }
+        };
         // Two buffers: a node's objects are in `bufs[b][lo..hi]`; bucketed,
         // they go to the same range of the other buffer, where its
         // children find theirs.

@@ -15,11 +15,11 @@ use glam::{Vec2, Vec3};
 use crate::geometry::{Aabb, Vector};
 use crate::index::Item;
 use crate::kernel::tight_pairs::{self, PairScratch};
-use crate::kernel::{Core, Family, Life, Move, PoolNode, PoolParts, Spare};
+use crate::kernel::{Core, Family, Life, PoolNode, PoolParts, Spare};
 use crate::store::NONE;
 use crate::{Error, Handle, ValidationError};
 
-pub(crate) use crate::index::{MAX_COORDINATE, within_limits};
+pub(crate) use crate::index::within_limits;
 
 /// What an orthtree does with an object outside its root region (L4).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -157,18 +157,11 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// world box that is malformed or beyond it.
     pub fn with_config(config: OrthtreeConfig<V>) -> Result<Self, Error> {
         let m = config.min_node_size;
-        if !(m.is_finite() && m > 0.0 && m <= MAX_COORDINATE) {
-            return Err(Error::InvalidConfig(
-                "min_node_size must be finite, > 0 and <= 2^60",
-            ));
-        }
-        if let Some(w) = &config.world {
-            if w.check().is_err() || !within_limits(w) {
-                return Err(Error::InvalidConfig(
-                    "world must be a finite box within +-2^60",
-                ));
-            }
-        }
+        crate::kernel::check_config(
+            m,
+            "min_node_size must be finite, > 0 and <= 2^60",
+            config.world.as_ref(),
+        )?;
         Ok(Self {
             config,
             core: Core::default(),
@@ -261,21 +254,7 @@ impl<V: Vector, T> Family<V, T> for Orthtree<V, T> {
         &mut self.core
     }
 
-    fn admit(&self, aabb: &Aabb<V>) -> Result<(), Error> {
-        Orthtree::admit(self, aabb)
-    }
-
-    fn build_pending(&mut self) {
-        Orthtree::build_pending(self);
-    }
-
-    fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error> {
-        Orthtree::update_boxed(self, m)
-    }
-
-    fn out_of_bounds(&self) -> OutOfBounds {
-        self.config.out_of_bounds
-    }
+    crate::kernel::forward_family_methods!(Orthtree);
 
     crate::kernel::pair_search_methods!(tight_pairs::find_pairs, tight_pairs::par_collect);
 
@@ -285,14 +264,6 @@ impl<V: Vector, T> Family<V, T> for Orthtree<V, T> {
 
     fn nodes_depth_first(&self, f: &mut dyn FnMut(&Aabb<V>, usize, usize)) {
         Orthtree::nodes_depth_first(self, f);
-    }
-
-    fn check_node(&self, n: u32) -> Result<(), ValidationError> {
-        Orthtree::check_node(self, n)
-    }
-
-    fn check_child(&self, n: u32, k: usize, c: u32) -> Result<(), ValidationError> {
-        Orthtree::check_child(self, n, k, c)
     }
 
     fn check_place(&self, n: u32, it: &Item<V>) -> Result<(), ValidationError> {

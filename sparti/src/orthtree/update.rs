@@ -22,9 +22,7 @@ impl<V: Vector, T> Orthtree<V, T> {
             match self.admit(&aabb) {
                 Ok(()) => {}
                 Err(Error::OutsideWorld) if self.config.out_of_bounds == OutOfBounds::Remove => {
-                    self.core.detach(slot);
-                    let obj = self.core.store.remove(slot);
-                    self.core.evicted.push((h, obj.value));
+                    self.core.evict(h, slot);
                     return Ok(());
                 }
                 Err(e) => return Err(e),
@@ -40,9 +38,7 @@ impl<V: Vector, T> Orthtree<V, T> {
                 OutOfBounds::Grow => self.grow_to(&aabb)?,
                 OutOfBounds::Reject => return Err(Error::OutsideWorld),
                 OutOfBounds::Remove => {
-                    self.core.detach(slot);
-                    let obj = self.core.store.remove(slot);
-                    self.core.evicted.push((h, obj.value));
+                    self.core.evict(h, slot);
                     return Ok(());
                 }
             }
