@@ -6,7 +6,7 @@
 //! ```text
 //! CARGO_TARGET_DIR=/work/target-kernel cargo build --release -p sparti-bench --example kernel
 //! K=/work/target-kernel/release/examples/kernel
-//! $K bench --sizes 10000,100000,1000000 --frames 10 --rounds 3   # timings
+//! $K bench --sizes 10000,100000,1000000 --frames 30   # timings
 //! $K check                       # pair sets against the brute force, filters on
 //! $K profile proto 100000 6      # N objects, 6 frames, untimed (cachegrind)
 //! ```
@@ -16,7 +16,8 @@
 //! kernel with `min_cell` 3: cells at least twice the largest radius, so
 //! one level here), `loose` (sparti's LooseOctree), `parry` (parry3d's Bvh),
 //! `brute` (sparti's BruteForce, N <= 10,000 only), `step` (the scene's
-//! motion alone, to subtract from cachegrind's counts).
+//! motion alone, to subtract from cachegrind's counts), `proto-refresh` and
+//! `proto1-refresh` (the update alone, no pair search: profiling).
 
 #[allow(dead_code)]
 #[path = "../../src/scene.rs"]
@@ -43,6 +44,8 @@ use scene::Scene;
 /// from the scene, then every pair, `(i, j)` with `i < j`.
 struct ProtoDyn {
     min_cell: f32,
+    /// Refresh only, no pair search (profiling: the update's share).
+    refresh_only: bool,
     k: Option<LinearLoose>,
 }
 
@@ -70,6 +73,9 @@ impl Dynamic<Vec3> for ProtoDyn {
         let k = self.k.as_mut().expect("set up");
         k.refresh(|s| scene.sphere(s as usize));
         out.clear();
+        if self.refresh_only {
+            return;
+        }
         k.for_each_pair(|a, b| out.push(if a < b { (a, b) } else { (b, a) }));
     }
 }
@@ -93,12 +99,14 @@ fn loose(scene: &Scene<Vec3>) -> LooseOrthtree<Vec3, u32> {
 
 fn make(name: &str) -> Box<dyn Dynamic<Vec3>> {
     match name {
-        "proto" => Box::new(ProtoDyn {
+        "proto" | "proto-refresh" => Box::new(ProtoDyn {
             min_cell: 1.0,
+            refresh_only: name.ends_with("refresh"),
             k: None,
         }),
-        "proto1" => Box::new(ProtoDyn {
+        "proto1" | "proto1-refresh" => Box::new(ProtoDyn {
             min_cell: 2.0 * scene::RADIUS.1,
+            refresh_only: name.ends_with("refresh"),
             k: None,
         }),
         "loose" => Box::new(SpartiDyn::new(loose)),
@@ -134,8 +142,7 @@ fn bench(args: &[String]) {
         .split(',')
         .map(|s| s.parse().unwrap())
         .collect();
-    let frames: usize = arg(args, "--frames").map_or(10, |s| s.parse().unwrap());
-    let rounds: usize = arg(args, "--rounds").map_or(3, |s| s.parse().unwrap());
+    let frames: usize = arg(args, "--frames").map_or(30, |s| s.parse().unwrap());
     let warm = 3;
     let impls: Vec<String> = arg(args, "--impls")
         .unwrap_or("proto,proto1,loose,parry")
@@ -144,88 +151,100 @@ fn bench(args: &[String]) {
         .collect();
     let mut fail = false;
     println!(
-        "pairs3d, ns per object per frame: median of {frames} frames x {rounds} rounds (after {warm} warm-up frames), implementations interleaved per round"
+        "pairs3d, ns per object per frame: median of {frames} frames (10 at N >= 1M) after {warm} warm-up frames; all implementations alive at once, each with its own copy of the scene, taking turns frame by frame (the order rotating), so that the machine's load falls on all alike"
     );
     for &n in &sizes {
-        let mut samples: Vec<Vec<f64>> = vec![Vec::new(); impls.len()];
-        let mut round_medians: Vec<Vec<f64>> = vec![Vec::new(); impls.len()];
-        // (name, per-frame counts, last frame's sorted pairs) of the first.
-        let mut reference: Option<(String, Vec<usize>, Vec<(u32, u32)>)> = None;
-        for round in 0..rounds {
-            for (ii, name) in impls.iter().enumerate() {
-                if name == "brute" && n > 10_000 {
-                    continue;
-                }
+        let frames = if n >= 1_000_000 { frames.min(10) } else { frames };
+        let names: Vec<&String> = impls
+            .iter()
+            .filter(|name| !(*name == "brute" && n > 10_000))
+            .collect();
+        let mut imps: Vec<(Box<dyn Dynamic<Vec3>>, Scene<Vec3>, Vec<(u32, u32)>)> = names
+            .iter()
+            .map(|name| {
                 let mut imp = make(name);
-                let mut scene = Scene::<Vec3>::new(n);
+                let scene = Scene::<Vec3>::new(n);
                 imp.setup(&scene);
-                let mut out = Vec::new();
-                for _ in 0..warm {
-                    scene.step();
-                    imp.frame(&scene, &mut out);
-                }
-                let mut s = Vec::new();
-                let mut counts = Vec::new();
-                for _ in 0..frames {
-                    scene.step();
-                    let t = Instant::now();
-                    imp.frame(&scene, &mut out);
-                    s.push(t.elapsed().as_nanos() as f64 / n as f64);
-                    counts.push(out.len());
-                }
-                drop(imp);
-                out.sort_unstable();
-                round_medians[ii].push(median(&s));
-                samples[ii].extend(&s);
-                if round == 0 {
-                    match &reference {
-                        None => reference = Some((name.clone(), counts, out)),
-                        Some((rn, rc, rp)) => {
-                            if *rc != counts || *rp != out {
-                                fail = true;
-                                eprintln!(
-                                    "MISMATCH N={n}: {name} against {rn}: counts {:?} vs {:?}",
-                                    counts, rc
-                                );
-                            }
-                        }
+                (imp, scene, Vec::new())
+            })
+            .collect();
+        for (imp, scene, out) in imps.iter_mut() {
+            for _ in 0..warm {
+                scene.step();
+                imp.frame(scene, out);
+            }
+        }
+        let k = imps.len();
+        let mut samples: Vec<Vec<f64>> = vec![Vec::new(); k];
+        for f in 0..frames {
+            let mut count0 = None;
+            for r in 0..k {
+                let ii = (f + r) % k;
+                let (imp, scene, out) = &mut imps[ii];
+                scene.step();
+                let t = Instant::now();
+                imp.frame(scene, out);
+                samples[ii].push(t.elapsed().as_nanos() as f64 / n as f64);
+                match count0 {
+                    None => count0 = Some((ii, out.len())),
+                    Some((i0, c)) if c != out.len() => {
+                        fail = true;
+                        eprintln!(
+                            "MISMATCH N={n} frame {f}: {} has {} pairs, {} has {c}",
+                            names[ii],
+                            out.len(),
+                            names[i0]
+                        );
                     }
+                    _ => {}
                 }
             }
         }
-        let r = reference.as_ref().unwrap();
-        println!(
-            "N = {n}: all equal to {} ({} pairs in the last frame, per-frame counts checked)",
-            r.0,
-            r.2.len()
-        );
-        let med: Vec<f64> = samples
-            .iter()
-            .map(|s| if s.is_empty() { f64::NAN } else { median(s) })
-            .collect();
-        for (ii, name) in impls.iter().enumerate() {
-            if samples[ii].is_empty() {
-                continue;
+        for (_, _, out) in imps.iter_mut() {
+            out.sort_unstable();
+        }
+        for ii in 1..k {
+            if imps[ii].2 != imps[0].2 {
+                fail = true;
+                eprintln!("MISMATCH N={n}: last frame's pair set of {} differs from {}'s", names[ii], names[0]);
             }
-            let rm: Vec<String> = round_medians[ii].iter().map(|m| format!("{m:.1}")).collect();
+        }
+        println!(
+            "N = {n}: {} equal in every frame's count and the last frame's set ({} pairs)",
+            names.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
+            imps[0].2.len()
+        );
+        drop(imps);
+        let med: Vec<f64> = samples.iter().map(|s| median(s)).collect();
+        for ii in 0..k {
+            let mut v = samples[ii].clone();
+            v.sort_by(|a, b| a.partial_cmp(b).unwrap());
             println!(
-                "  {name:7} {:8.1} ns/object/frame   (round medians {})",
+                "  {:7} {:8.1} ns/object/frame   (min {:.1}, max {:.1})",
+                names[ii],
                 med[ii],
-                rm.join(", ")
+                v[0],
+                v[v.len() - 1]
             );
         }
-        if let (Some(p), Some(parry)) = (
-            impls.iter().position(|s| s == "proto"),
-            impls.iter().position(|s| s == "parry"),
-        ) {
-            print!("  parry/proto {:.2}x", med[parry] / med[p]);
-            if let Some(p1) = impls.iter().position(|s| s == "proto1") {
-                print!(", parry/proto1 {:.2}x", med[parry] / med[p1]);
+        // parry over each prototype: ratio of the medians, and the median
+        // of the per-frame ratios (frames adjacent in time).
+        if let Some(pi) = names.iter().position(|s| *s == "parry") {
+            for (ii, name) in names.iter().enumerate() {
+                if ii == pi || name.as_str() == "brute" {
+                    continue;
+                }
+                let per: Vec<f64> = samples[pi]
+                    .iter()
+                    .zip(&samples[ii])
+                    .map(|(p, q)| p / q)
+                    .collect();
+                println!(
+                    "  parry/{name}: {:.2}x (medians), {:.2}x (median of per-frame ratios)",
+                    med[pi] / med[ii],
+                    median(&per)
+                );
             }
-            if let Some(l) = impls.iter().position(|s| s == "loose") {
-                print!(", loose/proto {:.2}x", med[l] / med[p]);
-            }
-            println!();
         }
     }
     if fail {
@@ -320,6 +339,7 @@ fn check() {
             }
         }
     }
+    linear::check_boxes();
     // Edge cases: touching, coincident, tiny, outside the world, mixed sizes.
     let mut rng = Pcg64::seed_from_u64(11);
     let mut spheres = Vec::new();
