@@ -10,7 +10,8 @@
 //! Cells. Level `L` cuts the root cube into `2^L` cells per axis; an object
 //! goes to the deepest level whose cell is at least twice its radius
 //! (looseness 2), capped at the level whose cells are not below
-//! `min_cell`, and to the cell of its centre there. Its key is
+//! `min_cell` (and at most 4 cells per object in the finest level's
+//! table), and to the cell of its centre there. Its key is
 //! `base[L] + (z * dim + y) * dim + x` (row-major inside a level), so the
 //! objects sorted by key are sorted by (level, z, y, x) and a run of cells
 //! along x is one contiguous range. `cell_start[k]..cell_start[k + 1]` is
@@ -324,6 +325,14 @@ impl LinearLoose {
     pub fn build(&mut self, metas: Vec<Meta>, get: impl Fn(u32) -> Sphere<Vec3>) {
         let n = metas.len();
         self.n = n;
+        // The dense table stays within 4 cells per object: levels finer than
+        // that are dropped (their objects go to the finest kept level).
+        let cap = 4 * n.max(1024);
+        while self.levels.len() > 1 && (1usize << (3 * self.levels.last().unwrap().shift)) > cap {
+            self.levels.pop();
+        }
+        let cells = self.levels.last().map_or(0, |l| l.base as usize + (1 << (3 * l.shift)));
+        self.cell_start = vec![0; cells + 1];
         for v in [&mut self.minx, &mut self.miny, &mut self.minz] {
             *v = vec![f32::INFINITY; n + LANES];
         }
