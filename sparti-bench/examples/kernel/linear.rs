@@ -32,8 +32,8 @@
 //! per coordinate, no data-dependent branch), acting on the hit mask. Each
 //! unordered pair is found exactly once.
 
-use sparti::Sphere;
 use sparti::glam::{IVec3, Vec3, Vec3A, Vec4};
+use sparti::{Aabb, Ray, Sphere};
 
 /// Candidates tested together.
 pub const LANES: usize = 8;
@@ -120,6 +120,10 @@ pub struct LinearLoose {
     pub rows: u64,
     pub chunks: u64,
     pub box_hits: u64,
+    /// AVX2 detected (and not turned off by `KERNEL_NO_AVX`), for the queries.
+    avx: bool,
+    /// A ray's interval, in cells of the level it walks (`KERNEL_RAY_STEP`).
+    ray_step: f32,
 }
 
 /// Candidate buffer: flushed (exact tests) when this full.
@@ -140,7 +144,7 @@ const COUNT: bool = false;
 /// `x` one float step up or down when `go` (sparti's `Sphere::aabb`
 /// widening, copied: it is private there).
 #[inline(always)]
-fn step(x: f32, go: bool, up: bool) -> f32 {
+pub(crate) fn step(x: f32, go: bool, up: bool) -> f32 {
     let b = x.to_bits();
     let away = (x > 0.0) == up;
     let moved = if x == 0.0 {
@@ -156,7 +160,7 @@ fn step(x: f32, go: bool, up: bool) -> f32 {
 /// `Sphere::aabb` on one axis of 8 spheres at once: bit for bit the same
 /// (same operations in the same order), written so that it vectorises.
 #[inline(always)]
-fn lohi8(c: &[f32; 8], r: &[f32; 8], lo: &mut [f32; 8], hi: &mut [f32; 8]) {
+pub(crate) fn lohi8(c: &[f32; 8], r: &[f32; 8], lo: &mut [f32; 8], hi: &mut [f32; 8]) {
     for l in 0..8 {
         let (c, r) = (c[l], r[l]);
         let (min, max) = (c - r, c + r);
@@ -288,6 +292,11 @@ impl LinearLoose {
             rows: 0,
             chunks: 0,
             box_hits: 0,
+            #[cfg(target_arch = "x86_64")]
+            avx: std::arch::is_x86_feature_detected!("avx2") && std::env::var_os("KERNEL_NO_AVX").is_none(),
+            #[cfg(not(target_arch = "x86_64"))]
+            avx: false,
+            ray_step: std::env::var("KERNEL_RAY_STEP").ok().map_or(1.0, |s| s.parse().unwrap()),
         }
     }
 
@@ -339,8 +348,9 @@ impl LinearLoose {
         for v in [&mut self.maxx, &mut self.maxy, &mut self.maxz] {
             *v = vec![f32::NEG_INFINITY; n + LANES];
         }
+        // Padded like the boxes: the ray's lane test loads 8 at a time.
         for v in self.sph.iter_mut().chain(self.sph_b.iter_mut()) {
-            *v = vec![0.0; n];
+            *v = vec![0.0; n + LANES];
         }
         self.meta = metas;
         self.meta_b = vec![Meta::default(); n];
@@ -602,6 +612,199 @@ impl LinearLoose {
         self.used = used;
     }
 
+    /// The cells of level `t` whose loose bounds (the cell grown by the
+    /// level's `ext`) the box `[min, max]` reaches: inclusive corners, or
+    /// `None`. The same arithmetic as the pair search's.
+    #[inline(always)]
+    fn cell_range(&self, t: &Level, min: Vec3A, max: Vec3A) -> Option<(IVec3, IVec3)> {
+        let o = Vec3A::from(self.origin);
+        let top = ((1u32 << t.shift) - 1) as f32;
+        let lo = ((min - o - Vec3A::splat(t.ext)) * t.inv - Vec3A::ONE).clamp(Vec3A::splat(-1.0), Vec3A::splat(top + 1.0));
+        let hi = ((max - o + Vec3A::splat(t.ext)) * t.inv).clamp(Vec3A::splat(-1.0), Vec3A::splat(top + 1.0));
+        let fl = ((lo + Vec3A::ONE).as_ivec3() - IVec3::ONE).as_vec3a();
+        let ce = (fl + Vec3A::select(fl.cmplt(lo), Vec3A::ONE, Vec3A::ZERO))
+            .max(Vec3A::ZERO)
+            .as_ivec3();
+        let fh = ((hi + Vec3A::ONE).as_ivec3() - IVec3::ONE).min(IVec3::splat(top as i32));
+        if ce.x > fh.x || ce.y > fh.y || ce.z > fh.z {
+            return None;
+        }
+        Some((ce, fh))
+    }
+
+    fn boxes(&self) -> Boxes<'_> {
+        let n = self.n;
+        Boxes {
+            minx: &self.minx[..n + LANES],
+            miny: &self.miny[..n + LANES],
+            minz: &self.minz[..n + LANES],
+            maxx: &self.maxx[..n + LANES],
+            maxy: &self.maxy[..n + LANES],
+            maxz: &self.maxz[..n + LANES],
+        }
+    }
+
+    #[inline(always)]
+    fn sphere_at(&self, j: usize) -> Sphere<Vec3> {
+        Sphere {
+            center: Vec3::new(self.sph[0][j], self.sph[1][j], self.sph[2][j]),
+            radius: self.sph[3][j],
+        }
+    }
+
+    /// Box query: the slots of the spheres that `qb` touches
+    /// (`Aabb::intersects_sphere`), into `out` (cleared first). For each
+    /// level in use, the rows of cells the box reaches, 8 boxes at a time.
+    pub fn query_box(&self, qb: &Aabb<Vec3>, out: &mut Vec<u32>) {
+        out.clear();
+        #[cfg(target_arch = "x86_64")]
+        if self.avx {
+            // SAFETY: `avx` is set only when AVX2 was detected (in `new`).
+            return unsafe { self.query_box_avx2(qb, out) };
+        }
+        self.query_box_impl::<false>(qb, out)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn query_box_avx2(&self, qb: &Aabb<Vec3>, out: &mut Vec<u32>) {
+        self.query_box_impl::<true>(qb, out)
+    }
+
+    #[inline(always)]
+    fn query_box_impl<const AVX: bool>(&self, qb: &Aabb<Vec3>, out: &mut Vec<u32>) {
+        let n = self.n;
+        let bx = self.boxes();
+        let (min, max) = (Vec3A::from(qb.min), Vec3A::from(qb.max));
+        let q = Q {
+            lo: [Vec4::splat(min.x), Vec4::splat(min.y), Vec4::splat(min.z)],
+            hi: [Vec4::splat(max.x), Vec4::splat(max.y), Vec4::splat(max.z)],
+            s: [min.x, min.y, min.z, max.x, max.y, max.z],
+        };
+        for &ti in &self.used {
+            let t = self.levels[ti];
+            let Some((lo, hi)) = self.cell_range(&t, min, max) else {
+                continue;
+            };
+            let (x0, x1) = (lo.x as u32, hi.x as u32);
+            for z in lo.z as u32..hi.z as u32 + 1 {
+                for y in lo.y as u32..hi.y as u32 + 1 {
+                    let row = t.base + (((z << t.shift) + y) << t.shift);
+                    let s = self.cell_start[(row + x0) as usize] as usize;
+                    let e = (self.cell_start[(row + x1 + 1) as usize] as usize).min(n);
+                    let mut b = s;
+                    while b < e {
+                        let left = e - b;
+                        let valid = if left >= LANES { 0xFF } else { (1u32 << left) - 1 };
+                        let mut m = bx.chunk::<AVX>(&q, b) & valid;
+                        while m != 0 {
+                            let j = b + m.trailing_zeros() as usize;
+                            m &= m - 1;
+                            // The exact test: `Aabb::intersects_sphere`,
+                            // whose box half the chunk did on the same
+                            // (bit-equal) boxes.
+                            let s = self.sphere_at(j);
+                            if qb.distance_squared_to_point(s.center) <= s.radius * s.radius {
+                                out.push(self.meta[j].slot);
+                            }
+                        }
+                        b += LANES;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Nearest hit of a ray within `max`: `(slot, distance)`, the smaller
+    /// slot on equal distances (as sparti's `closer`), the exact test being
+    /// `Ray::cast_sphere`. Each level in use is walked in intervals of
+    /// `ray_step` cells: the segment's box, grown by the level's `ext`,
+    /// gives the cells whose objects can be hit in the interval; their rows
+    /// are tested 8 spheres at a time (a conservative lane test, then the
+    /// exact one on the lanes that pass). A level stops once its interval
+    /// ends past the best hit so far, which also limits the next levels.
+    pub fn ray_nearest(&self, ray: &Ray<Vec3>, max: f32) -> Option<(u32, f32)> {
+        if max.is_nan() || max < 0.0 || self.n == 0 {
+            return None;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if self.avx {
+            // SAFETY: `avx` is set only when AVX2 was detected (in `new`).
+            return unsafe { self.ray_avx2(ray, max) };
+        }
+        self.ray_impl::<false>(ray, max)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn ray_avx2(&self, ray: &Ray<Vec3>, max: f32) -> Option<(u32, f32)> {
+        self.ray_impl::<true>(ray, max)
+    }
+
+    #[inline(always)]
+    fn ray_impl<const AVX: bool>(&self, ray: &Ray<Vec3>, max: f32) -> Option<(u32, f32)> {
+        let n = self.n;
+        let (mut best_d, mut best_s) = (max, u32::MAX);
+        let (o, d) = (Vec3A::from(ray.origin), Vec3A::from(ray.dir));
+        let sp = [
+            &self.sph[0][..n + LANES],
+            &self.sph[1][..n + LANES],
+            &self.sph[2][..n + LANES],
+            &self.sph[3][..n + LANES],
+        ];
+        let margin = Vec3A::splat(2.0 * self.slack);
+        for &ti in &self.used {
+            let t = self.levels[ti];
+            let g = Vec3::splat(t.ext + 2.0 * self.slack);
+            let root = Aabb {
+                min: self.origin - g,
+                max: self.origin + Vec3::splat(self.side) + g,
+            };
+            let Some((ta, tb)) = ray.clip_aabb(&root, best_d) else {
+                continue;
+            };
+            let h = t.c * self.ray_step;
+            let mut t0 = ta;
+            loop {
+                let t1 = (t0 + h).min(tb).min(best_d);
+                let (p0, p1) = (o + d * t0, o + d * t1);
+                let (min, max) = (p0.min(p1) - margin, p0.max(p1) + margin);
+                if let Some((lo, hi)) = self.cell_range(&t, min, max) {
+                    let (x0, x1) = (lo.x as u32, hi.x as u32);
+                    for z in lo.z as u32..hi.z as u32 + 1 {
+                        for y in lo.y as u32..hi.y as u32 + 1 {
+                            let row = t.base + (((z << t.shift) + y) << t.shift);
+                            let s = self.cell_start[(row + x0) as usize] as usize;
+                            let e = (self.cell_start[(row + x1 + 1) as usize] as usize).min(n);
+                            let mut b = s;
+                            while b < e {
+                                let left = e - b;
+                                let valid = if left >= LANES { 0xFF } else { (1u32 << left) - 1 };
+                                let mut m = ray_chunk::<AVX>(&sp, b, o, d, best_d) & valid;
+                                while m != 0 {
+                                    let j = b + m.trailing_zeros() as usize;
+                                    m &= m - 1;
+                                    if let Some(hit) = ray.cast_sphere(&self.sphere_at(j), best_d) {
+                                        let slot = self.meta[j].slot;
+                                        if hit.distance < best_d || slot < best_s {
+                                            (best_d, best_s) = (hit.distance, slot);
+                                        }
+                                    }
+                                }
+                                b += LANES;
+                            }
+                        }
+                    }
+                }
+                if t1 >= tb || t1 >= best_d || t1 <= t0 {
+                    break;
+                }
+                t0 = t1;
+            }
+        }
+        (best_s != u32::MAX).then_some((best_s, best_d))
+    }
+
     /// Checks the invariants (tests): sorted keys, ranges, positions, boxes.
     pub fn validate(&self) {
         for i in 1..self.n {
@@ -701,4 +904,65 @@ pub fn check_boxes() {
         }
     }
     println!("check boxes: lohi8 equals Sphere::aabb bit for bit on {full} spheres");
+}
+
+/// Conservative ray test of the 8 spheres at `b..b + 8` (structure of
+/// arrays `[x, y, z, r]`, each of length `>= b + 8`): bit `l` set unless
+/// sphere `b + l` surely misses the ray within `best`. With `m` the centre
+/// minus the origin and `bp = m . dir`: a hit needs the centre within `r`
+/// of the line (`|m|^2 - bp^2 <= r^2`), not behind the origin by more than
+/// `r` (`bp >= -r`), and its entry no further than `best` (`bp - r <=
+/// best`, since the entry is `bp - sqrt(r^2 - dist^2) >= bp - r`). Each is
+/// loosened by a tolerance far above the float errors (relative 1e-5 of
+/// `|m|^2`), so the exact test (`Ray::cast_sphere`) decides.
+#[inline(always)]
+fn ray_chunk<const AVX: bool>(sp: &[&[f32]; 4], b: usize, o: Vec3A, d: Vec3A, best: f32) -> u32 {
+    debug_assert!(sp.iter().all(|v| b + LANES <= v.len()));
+    #[cfg(target_arch = "x86_64")]
+    if AVX {
+        use std::arch::x86_64::*;
+        // SAFETY: AVX is true only on the paths entered after detecting AVX2
+        // at run time; `b + 8 <= len` for every slice (the caller's `b < e
+        // <= n`, slices of length `n + LANES`).
+        unsafe {
+            let ld = |v: &[f32]| _mm256_loadu_ps(v.as_ptr().add(b));
+            let s = _mm256_set1_ps;
+            let mx = _mm256_sub_ps(ld(sp[0]), s(o.x));
+            let my = _mm256_sub_ps(ld(sp[1]), s(o.y));
+            let mz = _mm256_sub_ps(ld(sp[2]), s(o.z));
+            let r = ld(sp[3]);
+            let bp = _mm256_add_ps(
+                _mm256_add_ps(_mm256_mul_ps(mx, s(d.x)), _mm256_mul_ps(my, s(d.y))),
+                _mm256_mul_ps(mz, s(d.z)),
+            );
+            let m2 = _mm256_add_ps(
+                _mm256_add_ps(_mm256_mul_ps(mx, mx), _mm256_mul_ps(my, my)),
+                _mm256_mul_ps(mz, mz),
+            );
+            let tol = _mm256_add_ps(_mm256_mul_ps(m2, s(1e-5)), s(1e-4));
+            let c1 = _mm256_cmp_ps::<_CMP_GE_OQ>(_mm256_add_ps(bp, _mm256_add_ps(r, tol)), s(0.0));
+            let c2 = _mm256_cmp_ps::<_CMP_LE_OQ>(
+                _mm256_sub_ps(m2, _mm256_mul_ps(bp, bp)),
+                _mm256_add_ps(_mm256_mul_ps(r, r), tol),
+            );
+            let c3 = _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_sub_ps(bp, r), _mm256_add_ps(s(best), tol));
+            return _mm256_movemask_ps(_mm256_and_ps(_mm256_and_ps(c1, c2), c3)) as u32;
+        }
+    }
+    let half = |k: usize| -> u32 {
+        // SAFETY: as above, `b + k + 4 <= b + 8 <= len`.
+        let ld = |v: &[f32]| unsafe { Vec4::from(v.as_ptr().add(b + k).cast::<[f32; 4]>().read_unaligned()) };
+        let mx = ld(sp[0]) - Vec4::splat(o.x);
+        let my = ld(sp[1]) - Vec4::splat(o.y);
+        let mz = ld(sp[2]) - Vec4::splat(o.z);
+        let r = ld(sp[3]);
+        let bp = mx * d.x + my * d.y + mz * d.z;
+        let m2 = mx * mx + my * my + mz * mz;
+        let tol = m2 * 1e-5 + Vec4::splat(1e-4);
+        let c1 = (bp + (r + tol)).cmpge(Vec4::ZERO);
+        let c2 = (m2 - bp * bp).cmple(r * r + tol);
+        let c3 = (bp - r).cmple(Vec4::splat(best) + tol);
+        (c1 & c2 & c3).bitmask()
+    };
+    half(0) | (half(4) << 4)
 }
