@@ -676,6 +676,12 @@ impl LinearLoose {
         let n = self.n;
         let bx = self.boxes();
         let (min, max) = (Vec3A::from(qb.min), Vec3A::from(qb.max));
+        let sp = [
+            &self.sph[0][..n + LANES],
+            &self.sph[1][..n + LANES],
+            &self.sph[2][..n + LANES],
+            &self.sph[3][..n + LANES],
+        ];
         let q = Q {
             lo: [Vec4::splat(min.x), Vec4::splat(min.y), Vec4::splat(min.z)],
             hi: [Vec4::splat(max.x), Vec4::splat(max.y), Vec4::splat(max.z)],
@@ -696,15 +702,26 @@ impl LinearLoose {
                     while b < e {
                         let left = e - b;
                         let valid = if left >= LANES { 0xFF } else { (1u32 << left) - 1 };
-                        let mut m = bx.chunk::<AVX>(&q, b) & valid;
-                        while m != 0 {
-                            let j = b + m.trailing_zeros() as usize;
-                            m &= m - 1;
-                            // The exact test: `Aabb::intersects_sphere`,
-                            // whose box half the chunk did on the same
-                            // (bit-equal) boxes.
-                            let s = self.sphere_at(j);
-                            if qb.distance_squared_to_point(s.center) <= s.radius * s.radius {
+                        // The box test and the exact one (`Aabb::
+                        // intersects_sphere`: the distance half here, bit
+                        // for bit, the box half on the same boxes), 8 at
+                        // once; then the 8 slots written without a branch.
+                        let mut m = bx.chunk::<AVX>(&q, b) & box_exact::<AVX>(&sp, b, min, max) & valid;
+                        if b + LANES <= n {
+                            let base = out.len();
+                            out.resize(base + LANES, 0);
+                            let w: &mut [u32; LANES] = (&mut out[base..]).try_into().unwrap();
+                            let ms: &[Meta; LANES] = self.meta[b..b + LANES].try_into().unwrap();
+                            let mut p = 0;
+                            for (l, mt) in ms.iter().enumerate() {
+                                w[p & 7] = mt.slot;
+                                p += ((m >> l) & 1) as usize;
+                            }
+                            out.truncate(base + p);
+                        } else {
+                            while m != 0 {
+                                let j = b + m.trailing_zeros() as usize;
+                                m &= m - 1;
                                 out.push(self.meta[j].slot);
                             }
                         }
@@ -718,11 +735,12 @@ impl LinearLoose {
     /// Nearest hit of a ray within `max`: `(slot, distance)`, the smaller
     /// slot on equal distances (as sparti's `closer`), the exact test being
     /// `Ray::cast_sphere`. Each level in use is walked in intervals of
-    /// `ray_step` cells: the segment's box, grown by the level's `ext`,
+    /// `ray_step` cells, the levels in step (the one whose next interval
+    /// starts nearest goes next): the segment's box, grown by the level's `ext`,
     /// gives the cells whose objects can be hit in the interval; their rows
     /// are tested 8 spheres at a time (a conservative lane test, then the
     /// exact one on the lanes that pass). A level stops once its interval
-    /// ends past the best hit so far, which also limits the next levels.
+    /// ends at or past the best hit so far.
     pub fn ray_nearest(&self, ray: &Ray<Vec3>, max: f32) -> Option<(u32, f32)> {
         if max.is_nan() || max < 0.0 || self.n == 0 {
             return None;
@@ -753,54 +771,70 @@ impl LinearLoose {
             &self.sph[3][..n + LANES],
         ];
         let margin = Vec3A::splat(2.0 * self.slack);
+        // Per level in use: where its next interval starts and where its
+        // walk ends (the ray clipped to the root grown by the level's ext).
+        let mut walk = [(0.0f32, 0.0f32); 16];
+        let mut nw = 0;
         for &ti in &self.used {
-            let t = self.levels[ti];
+            let t = &self.levels[ti];
             let g = Vec3::splat(t.ext + 2.0 * self.slack);
             let root = Aabb {
                 min: self.origin - g,
                 max: self.origin + Vec3::splat(self.side) + g,
             };
-            let Some((ta, tb)) = ray.clip_aabb(&root, best_d) else {
-                continue;
-            };
-            let h = t.c * self.ray_step;
-            let mut t0 = ta;
-            loop {
-                let t1 = (t0 + h).min(tb).min(best_d);
-                let (p0, p1) = (o + d * t0, o + d * t1);
-                let (min, max) = (p0.min(p1) - margin, p0.max(p1) + margin);
-                if let Some((lo, hi)) = self.cell_range(&t, min, max) {
-                    let (x0, x1) = (lo.x as u32, hi.x as u32);
-                    for z in lo.z as u32..hi.z as u32 + 1 {
-                        for y in lo.y as u32..hi.y as u32 + 1 {
-                            let row = t.base + (((z << t.shift) + y) << t.shift);
-                            let s = self.cell_start[(row + x0) as usize] as usize;
-                            let e = (self.cell_start[(row + x1 + 1) as usize] as usize).min(n);
-                            let mut b = s;
-                            while b < e {
-                                let left = e - b;
-                                let valid = if left >= LANES { 0xFF } else { (1u32 << left) - 1 };
-                                let mut m = ray_chunk::<AVX>(&sp, b, o, d, best_d) & valid;
-                                while m != 0 {
-                                    let j = b + m.trailing_zeros() as usize;
-                                    m &= m - 1;
-                                    if let Some(hit) = ray.cast_sphere(&self.sphere_at(j), best_d) {
-                                        let slot = self.meta[j].slot;
-                                        if hit.distance < best_d || slot < best_s {
-                                            (best_d, best_s) = (hit.distance, slot);
-                                        }
+            // A level the ray misses is marked done (start above end).
+            walk[nw] = ray.clip_aabb(&root, best_d).unwrap_or((1.0, 0.0));
+            nw += 1;
+        }
+        // The levels advance together: the one whose next interval starts
+        // nearest goes next, so that a hit found in any level limits all.
+        loop {
+            let mut wi = usize::MAX;
+            let mut near = f32::INFINITY;
+            for (w, &(t0, tb)) in walk[..nw].iter().enumerate() {
+                if t0 <= tb && t0 <= best_d && t0 < near {
+                    (wi, near) = (w, t0);
+                }
+            }
+            if wi == usize::MAX {
+                break;
+            }
+            let t = self.levels[self.used[wi]];
+            let (t0, tb) = walk[wi];
+            let h = (t.c + 2.0 * t.ext) * self.ray_step;
+            let t1 = (t0 + h).min(tb).min(best_d);
+            let (p0, p1) = (o + d * t0, o + d * t1);
+            let (min, max) = (p0.min(p1) - margin, p0.max(p1) + margin);
+            if let Some((lo, hi)) = self.cell_range(&t, min, max) {
+                let (x0, x1) = (lo.x as u32, hi.x as u32);
+                for z in lo.z as u32..hi.z as u32 + 1 {
+                    for y in lo.y as u32..hi.y as u32 + 1 {
+                        let row = t.base + (((z << t.shift) + y) << t.shift);
+                        let s = self.cell_start[(row + x0) as usize] as usize;
+                        let e = (self.cell_start[(row + x1 + 1) as usize] as usize).min(n);
+                        let mut b = s;
+                        while b < e {
+                            let left = e - b;
+                            let valid = if left >= LANES { 0xFF } else { (1u32 << left) - 1 };
+                            let mut m = ray_chunk::<AVX>(&sp, b, o, d, best_d) & valid;
+                            while m != 0 {
+                                let j = b + m.trailing_zeros() as usize;
+                                m &= m - 1;
+                                if let Some(hit) = ray.cast_sphere(&self.sphere_at(j), best_d) {
+                                    let slot = self.meta[j].slot;
+                                    if hit.distance < best_d || slot < best_s {
+                                        (best_d, best_s) = (hit.distance, slot);
                                     }
                                 }
-                                b += LANES;
                             }
+                            b += LANES;
                         }
                     }
                 }
-                if t1 >= tb || t1 >= best_d || t1 <= t0 {
-                    break;
-                }
-                t0 = t1;
             }
+            // Done when the interval reached the end, the best hit, or
+            // could not advance (rounding).
+            walk[wi].0 = if t1 >= tb || t1 >= best_d || t1 <= t0 { f32::INFINITY } else { t1 };
         }
         (best_s != u32::MAX).then_some((best_s, best_d))
     }
@@ -963,6 +997,42 @@ fn ray_chunk<const AVX: bool>(sp: &[&[f32]; 4], b: usize, o: Vec3A, d: Vec3A, be
         let c2 = (m2 - bp * bp).cmple(r * r + tol);
         let c3 = (bp - r).cmple(Vec4::splat(best) + tol);
         (c1 & c2 & c3).bitmask()
+    };
+    half(0) | (half(4) << 4)
+}
+
+/// `Aabb::distance_squared_to_point(centre) <= r * r` for the 8 spheres at
+/// `b..b + 8` against the box `[lo, hi]`, the same operations in the same
+/// order (`p.max(lo).min(hi) - p`, then `(x * x + y * y) + z * z`), so bit
+/// for bit the same outcome on finite input.
+#[inline(always)]
+fn box_exact<const AVX: bool>(sp: &[&[f32]; 4], b: usize, lo: Vec3A, hi: Vec3A) -> u32 {
+    debug_assert!(sp.iter().all(|v| b + LANES <= v.len()));
+    #[cfg(target_arch = "x86_64")]
+    if AVX {
+        use std::arch::x86_64::*;
+        // SAFETY: as in `ray_chunk` (AVX2 detected; `b + 8 <= len`).
+        unsafe {
+            let ld = |v: &[f32]| _mm256_loadu_ps(v.as_ptr().add(b));
+            let s = _mm256_set1_ps;
+            let dist = |c: __m256, l: f32, h: f32| _mm256_sub_ps(_mm256_min_ps(_mm256_max_ps(c, s(l)), s(h)), c);
+            let dx = dist(ld(sp[0]), lo.x, hi.x);
+            let dy = dist(ld(sp[1]), lo.y, hi.y);
+            let dz = dist(ld(sp[2]), lo.z, hi.z);
+            let d2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)), _mm256_mul_ps(dz, dz));
+            let r = ld(sp[3]);
+            return _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d2, _mm256_mul_ps(r, r))) as u32;
+        }
+    }
+    let half = |k: usize| -> u32 {
+        // SAFETY: as above, `b + k + 4 <= b + 8 <= len`.
+        let ld = |v: &[f32]| unsafe { Vec4::from(v.as_ptr().add(b + k).cast::<[f32; 4]>().read_unaligned()) };
+        let dist = |c: Vec4, l: f32, h: f32| c.max(Vec4::splat(l)).min(Vec4::splat(h)) - c;
+        let dx = dist(ld(sp[0]), lo.x, hi.x);
+        let dy = dist(ld(sp[1]), lo.y, hi.y);
+        let dz = dist(ld(sp[2]), lo.z, hi.z);
+        let r = ld(sp[3]);
+        ((dx * dx + dy * dy) + dz * dz).cmple(r * r).bitmask()
     };
     half(0) | (half(4) << 4)
 }
