@@ -196,6 +196,7 @@ fn bench_dyn<V: Vector>(
             }
         }
         let k = imps.len();
+        let finds: Vec<bool> = names.iter().map(|s| !s.ends_with("-refresh") && s.as_str() != "step").collect();
         let mut samples: Vec<Vec<f64>> = vec![Vec::new(); k];
         for f in 0..frames {
             let mut count0 = None;
@@ -206,6 +207,10 @@ fn bench_dyn<V: Vector>(
                 let t = Instant::now();
                 imp.frame(scene, out);
                 samples[ii].push(t.elapsed().as_nanos() as f64 / n as f64);
+                // The update-only and motion-only runs find no pairs.
+                if !finds[ii] {
+                    continue;
+                }
                 match count0 {
                     None => count0 = Some((ii, out.len())),
                     Some((i0, c)) if c != out.len() => {
@@ -224,17 +229,21 @@ fn bench_dyn<V: Vector>(
         for (_, _, out) in imps.iter_mut() {
             out.sort_unstable();
         }
-        for ii in 1..k {
-            if imps[ii].2 != imps[0].2 {
+        let finders: Vec<usize> = (0..k).filter(|&ii| finds[ii]).collect();
+        let failed_before = fail;
+        for &ii in finders.iter().skip(1) {
+            if imps[ii].2 != imps[finders[0]].2 {
                 fail = true;
-                eprintln!("MISMATCH N={n}: last frame's pair set of {} differs from {}'s", names[ii], names[0]);
+                eprintln!("MISMATCH N={n}: last frame's pair set of {} differs from {}'s", names[ii], names[finders[0]]);
             }
         }
-        println!(
-            "N = {n}: {} equal in every frame's count and the last frame's set ({} pairs)",
-            names.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
-            imps[0].2.len()
-        );
+        if fail == failed_before {
+            println!(
+                "N = {n}: {} equal in every frame's count and the last frame's set ({} pairs)",
+                finders.iter().map(|&ii| names[ii].as_str()).collect::<Vec<_>>().join(", "),
+                imps[finders[0]].2.len()
+            );
+        }
         drop(imps);
         let med: Vec<f64> = samples.iter().map(|s| median(s)).collect();
         for ii in 0..k {
@@ -252,7 +261,7 @@ fn bench_dyn<V: Vector>(
         // and the median of the per-frame ratios (frames adjacent in time).
         if let Some(pi) = names.iter().position(|s| *s == peer) {
             for (ii, name) in names.iter().enumerate() {
-                if ii == pi || name.as_str() == "brute" {
+                if ii == pi || name.as_str() == "brute" || !finds[ii] {
                     continue;
                 }
                 let per: Vec<f64> = samples[pi]
@@ -441,6 +450,8 @@ fn info(args: &[String]) {
 /// The 2D prototype driven like the others (as `ProtoDyn`).
 struct ProtoDyn2 {
     min_cell: f32,
+    /// Refresh only, no pair search (the update's share).
+    refresh_only: bool,
     k: Option<LinearLoose2>,
 }
 
@@ -464,6 +475,9 @@ impl Dynamic<Vec2> for ProtoDyn2 {
         let k = self.k.as_mut().expect("set up");
         k.refresh(|s| scene.sphere(s as usize));
         out.clear();
+        if self.refresh_only {
+            return;
+        }
         k.for_each_pair(|a, b| out.push(if a < b { (a, b) } else { (b, a) }));
     }
 }
@@ -477,12 +491,16 @@ impl Dynamic<Vec2> for StepOnly2 {
 }
 
 /// `proto2` (finest cell 3 = twice the largest radius: one level),
-/// `proto2@C` (finest cell C), `loose` (LooseQuadtree), `broccoli`,
-/// `brute`, `step`.
+/// `proto2@C` (finest cell C), either with `-refresh` (the update alone),
+/// `loose` (LooseQuadtree), `broccoli`, `brute`, `step`.
 fn make2(name: &str) -> Box<dyn Dynamic<Vec2>> {
     if let Some(c) = name.strip_prefix("proto2") {
+        let (c, refresh_only) = match c.strip_suffix("-refresh") {
+            Some(c) => (c, true),
+            None => (c, false),
+        };
         let min_cell = c.strip_prefix('@').map_or(2.0 * scene::RADIUS.1, |c| c.parse().unwrap());
-        return Box::new(ProtoDyn2 { min_cell, k: None });
+        return Box::new(ProtoDyn2 { min_cell, refresh_only, k: None });
     }
     match name {
         "loose" => Box::new(SpartiDyn::new(|s: &Scene<Vec2>| {
@@ -656,7 +674,24 @@ fn make_static(name: &str, world: Aabb<Vec3>) -> Box<dyn Static3> {
             .expect("valid configuration")
         }))),
         "parry" => Box::new(ParryStatic::default()),
+        "null" => Box::new(NullStatic),
         _ => panic!("unknown static implementation {name}"),
+    }
+}
+
+/// Answers nothing: the queries' generation alone, for cachegrind.
+struct NullStatic;
+
+impl Static3 for NullStatic {
+    fn build(&mut self, _: &[Sphere<Vec3>]) {}
+    fn ray(&mut self, _: &sparti::Ray<Vec3>, _: f32) -> Hit {
+        None
+    }
+    fn boxq(&mut self, _: &Aabb<Vec3>) -> usize {
+        0
+    }
+    fn frustum(&mut self, _: &sparti::Frustum<Vec3>) -> usize {
+        0
     }
 }
 
@@ -898,6 +933,27 @@ fn same_hit(a: Hit, b: Hit, max: f32) -> bool {
     }
 }
 
+/// 2D structure figures: levels, table size, memory.
+fn info2(args: &[String]) {
+    for s in args {
+        let n: usize = s.parse().unwrap();
+        let scene = Scene::<Vec2>::new(n);
+        for min_cell in [1.0, 3.0, 4.0] {
+            let mut k = proto2_for(&scene, min_cell);
+            k.build((0..n as u32).map(Meta::new).collect(), |s| scene.sphere(s as usize));
+            let mut p = 0;
+            k.for_each_pair(|_, _| p += 1);
+            println!(
+                "2D N={n} min_cell={min_cell}: levels (cells per axis, cell side, objects) {:?}; {} cells in the table; {:.1} bytes/object; {} pairs",
+                k.levels_used(),
+                k.cells(),
+                k.bytes() as f64 / n as f64,
+                p
+            );
+        }
+    }
+}
+
 /// Untimed queries for cachegrind: `qprofile IMPL ray|box COUNT`.
 fn qprofile(args: &[String]) {
     let (name, what, count) = (args[0].as_str(), args[1].as_str(), args[2].parse::<usize>().unwrap());
@@ -945,6 +1001,7 @@ fn main() {
             print!("{}", check_queries_against_brute(100_000, 1_000));
         }
         Some("bench2d") => bench2d(&args[1..]),
+        Some("info2") => info2(&args[1..]),
         Some("queries") => queries(&args[1..]),
         Some("qprofile") => qprofile(&args[1..]),
         Some("profile2") => profile2(&args[1..]),
