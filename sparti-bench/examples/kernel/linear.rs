@@ -122,8 +122,15 @@ pub struct LinearLoose {
     pub box_hits: u64,
     /// AVX2 detected (and not turned off by `KERNEL_NO_AVX`), for the queries.
     avx: bool,
-    /// A ray's interval, in cells of the level it walks (`KERNEL_RAY_STEP`).
+    /// A ray's interval, in loose cells of the level it walks
+    /// (`KERNEL_RAY_STEP`).
     ray_step: f32,
+    /// Read the objects in slot order (experiment): each one's sphere is
+    /// written to its old position (`rec`, one 16-byte record), then keyed
+    /// in tree order; instead of reading the spheres in tree order through
+    /// the slot (random reads at 1M).
+    pub slot_order: bool,
+    rec: Vec<[f32; 4]>,
 }
 
 /// Candidate buffer: flushed (exact tests) when this full.
@@ -297,6 +304,8 @@ impl LinearLoose {
             #[cfg(not(target_arch = "x86_64"))]
             avx: false,
             ray_step: std::env::var("KERNEL_RAY_STEP").ok().map_or(1.0, |s| s.parse().unwrap()),
+            slot_order: false,
+            rec: Vec::new(),
         }
     }
 
@@ -328,6 +337,7 @@ impl LinearLoose {
             + (self.meta.capacity() + self.meta_b.capacity()) * 16
             + self.cand.capacity() * 8
             + self.found.capacity() * 8
+            + self.rec.capacity() * 16
     }
 
     /// Takes `metas` (slot `i` is `metas[i].slot == i`) and builds.
@@ -379,12 +389,37 @@ impl LinearLoose {
         self.cell_start.fill(0);
         let mut ext = [f32::NEG_INFINITY; 16];
         let o = self.origin;
+        let slot_order = self.slot_order;
+        let mut rec = std::mem::take(&mut self.rec);
+        if slot_order {
+            // The first refresh (from `build`) has no positions yet: there
+            // the objects are in slot order (`metas[i].slot == i`).
+            if rec.len() != n {
+                rec = vec![[0.0; 4]; n];
+                for (s, p) in self.pos_of_slot.iter_mut().enumerate() {
+                    debug_assert_eq!(self.meta[s].slot as usize, s);
+                    *p = s as u32;
+                }
+            }
+            for (s, &p) in self.pos_of_slot[..n].iter().enumerate() {
+                let c = get(s as u32);
+                rec[p as usize] = [c.center.x, c.center.y, c.center.z, c.radius];
+            }
+        }
         {
             let [sx, sy, sz, sr] = &mut self.sph;
             let (sx, sy, sz, sr) = (&mut sx[..n], &mut sy[..n], &mut sz[..n], &mut sr[..n]);
             let (meta, key) = (&self.meta[..n], &mut self.key[..n]);
             for i in 0..n {
-                let s = get(meta[i].slot);
+                let s = if slot_order {
+                    let r = rec[i];
+                    Sphere {
+                        center: Vec3::new(r[0], r[1], r[2]),
+                        radius: r[3],
+                    }
+                } else {
+                    get(meta[i].slot)
+                };
                 let (c, r) = (s.center, s.radius);
                 (sx[i], sy[i], sz[i], sr[i]) = (c.x, c.y, c.z, r);
                 let li = Self::level_of(&self.levels, self.side, r);
@@ -405,6 +440,7 @@ impl LinearLoose {
                 self.cell_start[k as usize] += 1;
             }
         }
+        self.rec = rec;
         self.used.clear();
         for (li, lv) in self.levels.iter_mut().enumerate() {
             lv.ext = if ext[li] == f32::NEG_INFINITY {

@@ -54,6 +54,12 @@ pub struct LinearLoose2 {
     pos_of_slot: Vec<u32>,
     cand: Vec<[u32; 2]>,
     found: Vec<(u32, u32)>,
+    /// Read the objects in slot order (experiment): each one's circle is
+    /// written to its old position (`rec`, one 16-byte record), then keyed
+    /// in tree order; instead of reading the circles in tree order through
+    /// the slot (random reads at 1M).
+    pub slot_order: bool,
+    rec: Vec<[f32; 4]>,
 }
 
 const CAND: usize = 1024;
@@ -163,6 +169,8 @@ impl LinearLoose2 {
             pos_of_slot: Vec::new(),
             cand: vec![[0; 2]; CAND + 2 * LANES],
             found: Vec::new(),
+            slot_order: false,
+            rec: Vec::new(),
         }
     }
 
@@ -192,6 +200,7 @@ impl LinearLoose2 {
             + (self.meta.capacity() + self.meta_b.capacity()) * 16
             + self.cand.capacity() * 8
             + self.found.capacity() * 8
+            + self.rec.capacity() * 16
     }
 
     pub fn build(&mut self, metas: Vec<Meta>, get: impl Fn(u32) -> Sphere<Vec2>) {
@@ -247,11 +256,36 @@ impl LinearLoose2 {
         self.cell_start.fill(0);
         let mut ext = [f32::NEG_INFINITY; 24];
         let o = self.origin;
+        let slot_order = self.slot_order;
+        let mut rec = std::mem::take(&mut self.rec);
+        if slot_order {
+            // The first refresh (from `build`) has no positions yet: there
+            // the objects are in slot order (`metas[i].slot == i`).
+            if rec.len() != n {
+                rec = vec![[0.0; 4]; n];
+                for (s, p) in self.pos_of_slot.iter_mut().enumerate() {
+                    debug_assert_eq!(self.meta[s].slot as usize, s);
+                    *p = s as u32;
+                }
+            }
+            for (s, &p) in self.pos_of_slot[..n].iter().enumerate() {
+                let c = get(s as u32);
+                rec[p as usize] = [c.center.x, c.center.y, c.radius, 0.0];
+            }
+        }
         {
             let [sx, sy, sr] = &mut self.sph;
             let (sx, sy, sr) = (&mut sx[..n], &mut sy[..n], &mut sr[..n]);
             for i in 0..n {
-                let s = get(self.meta[i].slot);
+                let s = if slot_order {
+                    let r = rec[i];
+                    Sphere {
+                        center: Vec2::new(r[0], r[1]),
+                        radius: r[2],
+                    }
+                } else {
+                    get(self.meta[i].slot)
+                };
                 let (c, r) = (s.center, s.radius);
                 (sx[i], sy[i], sr[i]) = (c.x, c.y, r);
                 let li = Self::level_of(&self.levels, self.c0, r);
@@ -268,6 +302,7 @@ impl LinearLoose2 {
                 self.cell_start[k as usize] += 1;
             }
         }
+        self.rec = rec;
         self.used.clear();
         for (li, lv) in self.levels.iter_mut().enumerate() {
             lv.ext = if ext[li] == f32::NEG_INFINITY {

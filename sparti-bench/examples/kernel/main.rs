@@ -51,6 +51,7 @@ use statics::{Hit, ParryStatic, SpartiStatic, Static3};
 /// from the scene, then every pair, `(i, j)` with `i < j`.
 struct ProtoDyn {
     min_cell: f32,
+    slot_order: bool,
     /// Refresh only, no pair search (profiling: the update's share).
     refresh_only: bool,
     k: Option<LinearLoose>,
@@ -70,6 +71,7 @@ fn proto_for(scene: &Scene<Vec3>, min_cell: f32) -> LinearLoose {
 impl Dynamic<Vec3> for ProtoDyn {
     fn setup(&mut self, scene: &Scene<Vec3>) {
         let mut k = proto_for(scene, self.min_cell);
+        k.slot_order = self.slot_order;
         k.build((0..scene.len() as u32).map(Meta::new).collect(), |s| {
             scene.sphere(s as usize)
         });
@@ -106,13 +108,15 @@ fn loose(scene: &Scene<Vec3>) -> LooseOrthtree<Vec3, u32> {
 
 fn make(name: &str) -> Box<dyn Dynamic<Vec3>> {
     match name {
-        "proto" | "proto-refresh" => Box::new(ProtoDyn {
+        "proto" | "proto-refresh" | "protos" | "protos-refresh" => Box::new(ProtoDyn {
             min_cell: 1.0,
+            slot_order: name.starts_with("protos"),
             refresh_only: name.ends_with("refresh"),
             k: None,
         }),
-        "proto1" | "proto1-refresh" => Box::new(ProtoDyn {
+        "proto1" | "proto1-refresh" | "proto1s" | "proto1s-refresh" => Box::new(ProtoDyn {
             min_cell: 2.0 * scene::RADIUS.1,
+            slot_order: name.starts_with("proto1s"),
             refresh_only: name.ends_with("refresh"),
             k: None,
         }),
@@ -323,7 +327,7 @@ fn brute_pairs(spheres: &[Sphere<Vec3>], metas: &[Meta]) -> Vec<(u32, u32)> {
 fn check() {
     for &(n, frames) in &[(1_000usize, 20usize), (10_000, 4)] {
         for filtered in [false, true] {
-            for min_cell in [1.0, 3.0] {
+            for (min_cell, slot_order) in [(1.0, false), (3.0, false), (1.0, true), (3.0, true)] {
                 let mut scene = Scene::<Vec3>::new(n);
                 let mut rng = Pcg64::seed_from_u64(7);
                 let metas: Vec<Meta> = (0..n as u32)
@@ -341,6 +345,7 @@ fn check() {
                     })
                     .collect();
                 let mut k = proto_for(&scene, min_cell);
+                k.slot_order = slot_order;
                 k.build(metas.clone(), |s| scene.sphere(s as usize));
                 let mut total = 0;
                 for f in 0..frames {
@@ -363,7 +368,7 @@ fn check() {
                     total += len;
                 }
                 println!(
-                    "check N={n} filtered={filtered} min_cell={min_cell}: {frames} frames equal to the brute force ({total} pairs), levels {:?}",
+                    "check N={n} filtered={filtered} min_cell={min_cell} slot_order={slot_order}: {frames} frames equal to the brute force ({total} pairs), levels {:?}",
                     k.levels_used()
                 );
             }
@@ -424,15 +429,16 @@ fn info(args: &[String]) {
     for s in args {
         let n: usize = s.parse().unwrap();
         let scene = Scene::<Vec3>::new(n);
-        for min_cell in [1.0, 3.0] {
+        for (min_cell, slot_order) in [(1.0, false), (3.0, false), (3.0, true)] {
             let mut k = proto_for(&scene, min_cell);
+            k.slot_order = slot_order;
             k.build((0..n as u32).map(Meta::new).collect(), |s| {
                 scene.sphere(s as usize)
             });
             let mut p = 0;
             k.for_each_pair(|_, _| p += 1);
             println!(
-                "N={n} min_cell={min_cell}: levels (level, cell side, objects) {:?}; {} cells in the table; {:.1} bytes/object; {} pairs; rows {} chunks {} box hits {} (per object; 0 unless COUNT)",
+                "N={n} min_cell={min_cell} slot_order={slot_order}: levels (level, cell side, objects) {:?}; {} cells in the table; {:.1} bytes/object; {} pairs; rows {} chunks {} box hits {} (per object; 0 unless COUNT)",
                 k.levels_used(),
                 k.cells(),
                 k.bytes() as f64 / n as f64,
@@ -450,6 +456,7 @@ fn info(args: &[String]) {
 /// The 2D prototype driven like the others (as `ProtoDyn`).
 struct ProtoDyn2 {
     min_cell: f32,
+    slot_order: bool,
     /// Refresh only, no pair search (the update's share).
     refresh_only: bool,
     k: Option<LinearLoose2>,
@@ -467,6 +474,7 @@ fn proto2_for(scene: &Scene<Vec2>, min_cell: f32) -> LinearLoose2 {
 impl Dynamic<Vec2> for ProtoDyn2 {
     fn setup(&mut self, scene: &Scene<Vec2>) {
         let mut k = proto2_for(scene, self.min_cell);
+        k.slot_order = self.slot_order;
         k.build((0..scene.len() as u32).map(Meta::new).collect(), |s| scene.sphere(s as usize));
         self.k = Some(k);
     }
@@ -491,16 +499,21 @@ impl Dynamic<Vec2> for StepOnly2 {
 }
 
 /// `proto2` (finest cell 3 = twice the largest radius: one level),
-/// `proto2@C` (finest cell C), either with `-refresh` (the update alone),
+/// `proto2@C` (finest cell C), either with `-refresh` (the update alone);
+/// `proto2s...`: the same, reading the circles in slot order (experiment);
 /// `loose` (LooseQuadtree), `broccoli`, `brute`, `step`.
 fn make2(name: &str) -> Box<dyn Dynamic<Vec2>> {
     if let Some(c) = name.strip_prefix("proto2") {
+        let (c, slot_order) = match c.strip_prefix('s') {
+            Some(c) => (c, true),
+            None => (c, false),
+        };
         let (c, refresh_only) = match c.strip_suffix("-refresh") {
             Some(c) => (c, true),
             None => (c, false),
         };
         let min_cell = c.strip_prefix('@').map_or(2.0 * scene::RADIUS.1, |c| c.parse().unwrap());
-        return Box::new(ProtoDyn2 { min_cell, refresh_only, k: None });
+        return Box::new(ProtoDyn2 { min_cell, slot_order, refresh_only, k: None });
     }
     match name {
         "loose" => Box::new(SpartiDyn::new(|s: &Scene<Vec2>| {
@@ -532,7 +545,7 @@ fn brute_pairs2(spheres: &[Sphere<Vec2>], metas: &[Meta]) -> Vec<(u32, u32)> {
 fn check2d() {
     for &(n, frames) in &[(1_000usize, 20usize), (10_000, 4)] {
         for filtered in [false, true] {
-            for min_cell in [0.7f32, 3.0, 5.0] {
+            for (min_cell, slot_order) in [(0.7f32, false), (3.0, false), (5.0, false), (0.7, true), (3.0, true)] {
                 let mut scene = Scene::<Vec2>::new(n);
                 let mut rng = Pcg64::seed_from_u64(7);
                 let metas: Vec<Meta> = (0..n as u32)
@@ -550,6 +563,7 @@ fn check2d() {
                     })
                     .collect();
                 let mut k = proto2_for(&scene, min_cell);
+                k.slot_order = slot_order;
                 k.build(metas.clone(), |s| scene.sphere(s as usize));
                 let mut total = 0;
                 for f in 0..frames {
@@ -571,7 +585,7 @@ fn check2d() {
                     total += len;
                 }
                 println!(
-                    "check 2D N={n} filtered={filtered} min_cell={min_cell}: {frames} frames equal to the brute force ({total} pairs), levels (cells per axis, side, objects) {:?}",
+                    "check 2D N={n} filtered={filtered} min_cell={min_cell} slot_order={slot_order}: {frames} frames equal to the brute force ({total} pairs), levels (cells per axis, side, objects) {:?}",
                     k.levels_used()
                 );
             }
@@ -938,13 +952,14 @@ fn info2(args: &[String]) {
     for s in args {
         let n: usize = s.parse().unwrap();
         let scene = Scene::<Vec2>::new(n);
-        for min_cell in [1.0, 3.0, 4.0] {
+        for (min_cell, slot_order) in [(1.0, false), (3.0, false), (4.0, false), (3.0, true)] {
             let mut k = proto2_for(&scene, min_cell);
+            k.slot_order = slot_order;
             k.build((0..n as u32).map(Meta::new).collect(), |s| scene.sphere(s as usize));
             let mut p = 0;
             k.for_each_pair(|_, _| p += 1);
             println!(
-                "2D N={n} min_cell={min_cell}: levels (cells per axis, cell side, objects) {:?}; {} cells in the table; {:.1} bytes/object; {} pairs",
+                "2D N={n} min_cell={min_cell} slot_order={slot_order}: levels (cells per axis, cell side, objects) {:?}; {} cells in the table; {:.1} bytes/object; {} pairs",
                 k.levels_used(),
                 k.cells(),
                 k.bytes() as f64 / n as f64,
