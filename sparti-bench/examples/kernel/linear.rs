@@ -129,6 +129,7 @@ pub struct LinearLoose {
     /// written to its old position (`rec`, one 16-byte record), then keyed
     /// in tree order; instead of reading the spheres in tree order through
     /// the slot (random reads at 1M).
+    /// Set before `build`.
     pub slot_order: bool,
     rec: Vec<[f32; 4]>,
 }
@@ -359,8 +360,13 @@ impl LinearLoose {
             *v = vec![f32::NEG_INFINITY; n + LANES];
         }
         // Padded like the boxes: the ray's lane test loads 8 at a time.
-        for v in self.sph.iter_mut().chain(self.sph_b.iter_mut()) {
+        for v in self.sph.iter_mut() {
             *v = vec![0.0; n + LANES];
+        }
+        // In slot order (set before `build`) the scatter reads the records:
+        // no second sphere buffer.
+        for v in self.sph_b.iter_mut() {
+            *v = if self.slot_order { Vec::new() } else { vec![0.0; n + LANES] };
         }
         self.meta = metas;
         self.meta_b = vec![Meta::default(); n];
@@ -421,7 +427,10 @@ impl LinearLoose {
                     get(meta[i].slot)
                 };
                 let (c, r) = (s.center, s.radius);
-                (sx[i], sy[i], sz[i], sr[i]) = (c.x, c.y, c.z, r);
+                if !slot_order {
+                    // (In slot order the scatter reads the record.)
+                    (sx[i], sy[i], sz[i], sr[i]) = (c.x, c.y, c.z, r);
+                }
                 let li = Self::level_of(&self.levels, self.side, r);
                 let lv = &self.levels[li];
                 let dim = (1u32 << lv.shift) as f32;
@@ -457,7 +466,27 @@ impl LinearLoose {
             *v = sum;
         }
         // Backward scatter (stable): afterwards cell_start[k] = start of k.
-        {
+        if slot_order {
+            // The spheres come from the records (old order) straight into
+            // their new positions: no second sphere buffer.
+            let [dx, dy, dz, dr] = &mut self.sph;
+            let (dx, dy, dz, dr) = (&mut dx[..n], &mut dy[..n], &mut dz[..n], &mut dr[..n]);
+            let rec = &self.rec[..n];
+            let (meta, key) = (&self.meta[..n], &self.key[..n]);
+            let (meta_b, key_b) = (&mut self.meta_b[..n], &mut self.key_b[..n]);
+            for i in (0..n).rev() {
+                let k = key[i] as usize;
+                let d = self.cell_start[k] - 1;
+                self.cell_start[k] = d;
+                let d = d as usize;
+                let m = meta[i];
+                let r = rec[i];
+                (dx[d], dy[d], dz[d], dr[d]) = (r[0], r[1], r[2], r[3]);
+                meta_b[d] = m;
+                key_b[d] = k as u32;
+                self.pos_of_slot[m.slot as usize] = d as u32;
+            }
+        } else {
             let [sx, sy, sz, sr] = &self.sph;
             let [dx, dy, dz, dr] = &mut self.sph_b;
             let (sx, sy, sz, sr) = (&sx[..n], &sy[..n], &sz[..n], &sr[..n]);
@@ -478,7 +507,9 @@ impl LinearLoose {
         }
         let last = self.cell_start.len() - 1;
         self.cell_start[last] = n as u32;
-        std::mem::swap(&mut self.sph, &mut self.sph_b);
+        if !slot_order {
+            std::mem::swap(&mut self.sph, &mut self.sph_b);
+        }
         std::mem::swap(&mut self.meta, &mut self.meta_b);
         std::mem::swap(&mut self.key, &mut self.key_b);
         // The boxes, in the new order, 8 at a time (Sphere::aabb's).

@@ -58,6 +58,7 @@ pub struct LinearLoose2 {
     /// written to its old position (`rec`, one 16-byte record), then keyed
     /// in tree order; instead of reading the circles in tree order through
     /// the slot (random reads at 1M).
+    /// Set before `build`.
     pub slot_order: bool,
     rec: Vec<[f32; 4]>,
 }
@@ -224,8 +225,13 @@ impl LinearLoose2 {
         for v in [&mut self.maxx, &mut self.maxy] {
             *v = vec![f32::NEG_INFINITY; n + LANES];
         }
-        for v in self.sph.iter_mut().chain(self.sph_b.iter_mut()) {
+        for v in self.sph.iter_mut() {
             *v = vec![0.0; n];
+        }
+        // In slot order (set before `build`) the scatter reads the records:
+        // no second sphere buffer.
+        for v in self.sph_b.iter_mut() {
+            *v = if self.slot_order { Vec::new() } else { vec![0.0; n] };
         }
         self.meta = metas;
         self.meta_b = vec![Meta::default(); n];
@@ -287,7 +293,10 @@ impl LinearLoose2 {
                     get(self.meta[i].slot)
                 };
                 let (c, r) = (s.center, s.radius);
-                (sx[i], sy[i], sr[i]) = (c.x, c.y, r);
+                if !slot_order {
+                    // (In slot order the scatter reads the record.)
+                    (sx[i], sy[i], sr[i]) = (c.x, c.y, r);
+                }
                 let li = Self::level_of(&self.levels, self.c0, r);
                 let lv = &self.levels[li];
                 let top = (lv.dim - 1) as f32;
@@ -317,7 +326,27 @@ impl LinearLoose2 {
             sum += *v;
             *v = sum;
         }
-        {
+        if slot_order {
+            // The spheres come from the records (old order) straight into
+            // their new positions: no second sphere buffer.
+            let [dx, dy, dr] = &mut self.sph;
+            let (dx, dy, dr) = (&mut dx[..n], &mut dy[..n], &mut dr[..n]);
+            let rec = &self.rec[..n];
+            let (meta, key) = (&self.meta[..n], &self.key[..n]);
+            let (meta_b, key_b) = (&mut self.meta_b[..n], &mut self.key_b[..n]);
+            for i in (0..n).rev() {
+                let k = key[i] as usize;
+                let d = self.cell_start[k] - 1;
+                self.cell_start[k] = d;
+                let d = d as usize;
+                let m = meta[i];
+                let r = rec[i];
+                (dx[d], dy[d], dr[d]) = (r[0], r[1], r[2]);
+                meta_b[d] = m;
+                key_b[d] = k as u32;
+                self.pos_of_slot[m.slot as usize] = d as u32;
+            }
+        } else {
             let [sx, sy, sr] = &self.sph;
             let [dx, dy, dr] = &mut self.sph_b;
             let (sx, sy, sr) = (&sx[..n], &sy[..n], &sr[..n]);
@@ -338,7 +367,9 @@ impl LinearLoose2 {
         }
         let last = self.cell_start.len() - 1;
         self.cell_start[last] = n as u32;
-        std::mem::swap(&mut self.sph, &mut self.sph_b);
+        if !slot_order {
+            std::mem::swap(&mut self.sph, &mut self.sph_b);
+        }
         std::mem::swap(&mut self.meta, &mut self.meta_b);
         std::mem::swap(&mut self.key, &mut self.key_b);
         let full = n / LANES * LANES;
