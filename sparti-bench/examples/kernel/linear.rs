@@ -61,7 +61,9 @@ impl Meta {
     /// both static, each one's layer in the other's mask.
     #[inline(always)]
     pub fn pairs_with(&self, o: &Meta) -> bool {
-        ((self.is_static & o.is_static) == 0) & (self.layer & o.mask != 0) & (o.layer & self.mask != 0)
+        ((self.is_static & o.is_static) == 0)
+            & (self.layer & o.mask != 0)
+            & (o.layer & self.mask != 0)
     }
 }
 
@@ -301,10 +303,13 @@ impl LinearLoose {
             chunks: 0,
             box_hits: 0,
             #[cfg(target_arch = "x86_64")]
-            avx: std::arch::is_x86_feature_detected!("avx2") && std::env::var_os("KERNEL_NO_AVX").is_none(),
+            avx: std::arch::is_x86_feature_detected!("avx2")
+                && std::env::var_os("KERNEL_NO_AVX").is_none(),
             #[cfg(not(target_arch = "x86_64"))]
             avx: false,
-            ray_step: std::env::var("KERNEL_RAY_STEP").ok().map_or(1.0, |s| s.parse().unwrap()),
+            ray_step: std::env::var("KERNEL_RAY_STEP")
+                .ok()
+                .map_or(1.0, |s| s.parse().unwrap()),
             slot_order: false,
             rec: Vec::new(),
         }
@@ -334,7 +339,12 @@ impl LinearLoose {
     pub fn bytes(&self) -> usize {
         4 * (self.minx.capacity() * 6 + self.key.capacity() * 2 + self.cell_start.capacity())
             + self.pos_of_slot.capacity() * 4
-            + 4 * (self.sph.iter().chain(&self.sph_b).map(Vec::capacity).sum::<usize>())
+            + 4 * (self
+                .sph
+                .iter()
+                .chain(&self.sph_b)
+                .map(Vec::capacity)
+                .sum::<usize>())
             + (self.meta.capacity() + self.meta_b.capacity()) * 16
             + self.cand.capacity() * 8
             + self.found.capacity() * 8
@@ -351,7 +361,10 @@ impl LinearLoose {
         while self.levels.len() > 1 && (1usize << (3 * self.levels.last().unwrap().shift)) > cap {
             self.levels.pop();
         }
-        let cells = self.levels.last().map_or(0, |l| l.base as usize + (1 << (3 * l.shift)));
+        let cells = self
+            .levels
+            .last()
+            .map_or(0, |l| l.base as usize + (1 << (3 * l.shift)));
         self.cell_start = vec![0; cells + 1];
         for v in [&mut self.minx, &mut self.miny, &mut self.minz] {
             *v = vec![f32::INFINITY; n + LANES];
@@ -366,7 +379,11 @@ impl LinearLoose {
         // In slot order (set before `build`) the scatter reads the records:
         // no second sphere buffer.
         for v in self.sph_b.iter_mut() {
-            *v = if self.slot_order { Vec::new() } else { vec![0.0; n + LANES] };
+            *v = if self.slot_order {
+                Vec::new()
+            } else {
+                vec![0.0; n + LANES]
+            };
         }
         self.meta = metas;
         self.meta_b = vec![Meta::default(); n];
@@ -384,7 +401,11 @@ impl LinearLoose {
         let top = levels.len() - 1;
         let x = side / (2.0 * r);
         let e = ((x.to_bits() >> 23) as i32 - 127).clamp(0, top as i32) as usize;
-        if levels[e].c < 2.0 * r && e > 0 { e - 1 } else { e }
+        if levels[e].c < 2.0 * r && e > 0 {
+            e - 1
+        } else {
+            e
+        }
     }
 
     /// Reads every object's sphere (`get(slot)`), re-keys and re-sorts the
@@ -549,7 +570,9 @@ impl LinearLoose {
     /// filter allows.
     pub fn for_each_pair(&mut self, f: impl FnMut(u32, u32)) {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") && std::env::var_os("KERNEL_NO_AVX").is_none() {
+        if std::arch::is_x86_feature_detected!("avx2")
+            && std::env::var_os("KERNEL_NO_AVX").is_none()
+        {
             // SAFETY: AVX2 is present (detected just above).
             return unsafe { self.pairs_avx2(f) };
         }
@@ -616,7 +639,8 @@ impl LinearLoose {
                     let ce = (fl + Vec3A::select(fl.cmplt(lo), Vec3A::ONE, Vec3A::ZERO))
                         .max(Vec3A::ZERO)
                         .as_ivec3();
-                    let fh = ((hi + Vec3A::ONE).as_ivec3() - IVec3::ONE).min(IVec3::splat(top as i32));
+                    let fh =
+                        ((hi + Vec3A::ONE).as_ivec3() - IVec3::ONE).min(IVec3::splat(top as i32));
                     let (x0, x1) = (ce.x, fh.x);
                     let (y0, y1) = (ce.y, fh.y);
                     let (mut z0, z1) = (ce.z, fh.z);
@@ -630,7 +654,11 @@ impl LinearLoose {
                     let (x0, x1) = (x0 as u32, x1 as u32);
                     for z in z0..z1 + 1 {
                         let z = z as u32;
-                        let ys = if same && z == zi { y0.max(yi as i32) } else { y0 };
+                        let ys = if same && z == zi {
+                            y0.max(yi as i32)
+                        } else {
+                            y0
+                        };
                         for y in ys..y1 + 1 {
                             let y = y as u32;
                             let row = t.base + (((z << t.shift) + y) << t.shift);
@@ -645,7 +673,11 @@ impl LinearLoose {
                             let mut b = s;
                             while b < e {
                                 let left = e - b;
-                                let valid = if left >= LANES { 0xFF } else { (1u32 << left) - 1 };
+                                let valid = if left >= LANES {
+                                    0xFF
+                                } else {
+                                    (1u32 << left) - 1
+                                };
                                 let m = bx.chunk::<AVX>(&q, b) & valid;
                                 if COUNT {
                                     self.chunks += 1;
@@ -664,7 +696,13 @@ impl LinearLoose {
                                     k += 1;
                                 }
                                 if k >= CAND {
-                                    flush(&cand[..k], &self.sph, &self.meta[..n], &mut self.found, &mut f);
+                                    flush(
+                                        &cand[..k],
+                                        &self.sph,
+                                        &self.meta[..n],
+                                        &mut self.found,
+                                        &mut f,
+                                    );
                                     k = 0;
                                 }
                                 b += LANES;
@@ -674,7 +712,13 @@ impl LinearLoose {
                 }
             }
         }
-        flush(&cand[..k], &self.sph, &self.meta[..n], &mut self.found, &mut f);
+        flush(
+            &cand[..k],
+            &self.sph,
+            &self.meta[..n],
+            &mut self.found,
+            &mut f,
+        );
         self.cand = cand;
         self.used = used;
     }
@@ -686,8 +730,10 @@ impl LinearLoose {
     fn cell_range(&self, t: &Level, min: Vec3A, max: Vec3A) -> Option<(IVec3, IVec3)> {
         let o = Vec3A::from(self.origin);
         let top = ((1u32 << t.shift) - 1) as f32;
-        let lo = ((min - o - Vec3A::splat(t.ext)) * t.inv - Vec3A::ONE).clamp(Vec3A::splat(-1.0), Vec3A::splat(top + 1.0));
-        let hi = ((max - o + Vec3A::splat(t.ext)) * t.inv).clamp(Vec3A::splat(-1.0), Vec3A::splat(top + 1.0));
+        let lo = ((min - o - Vec3A::splat(t.ext)) * t.inv - Vec3A::ONE)
+            .clamp(Vec3A::splat(-1.0), Vec3A::splat(top + 1.0));
+        let hi = ((max - o + Vec3A::splat(t.ext)) * t.inv)
+            .clamp(Vec3A::splat(-1.0), Vec3A::splat(top + 1.0));
         let fl = ((lo + Vec3A::ONE).as_ivec3() - IVec3::ONE).as_vec3a();
         let ce = (fl + Vec3A::select(fl.cmplt(lo), Vec3A::ONE, Vec3A::ZERO))
             .max(Vec3A::ZERO)
@@ -768,12 +814,17 @@ impl LinearLoose {
                     let mut b = s;
                     while b < e {
                         let left = e - b;
-                        let valid = if left >= LANES { 0xFF } else { (1u32 << left) - 1 };
+                        let valid = if left >= LANES {
+                            0xFF
+                        } else {
+                            (1u32 << left) - 1
+                        };
                         // The box test and the exact one (`Aabb::
                         // intersects_sphere`: the distance half here, bit
                         // for bit, the box half on the same boxes), 8 at
                         // once; then the 8 slots written without a branch.
-                        let mut m = bx.chunk::<AVX>(&q, b) & box_exact::<AVX>(&sp, b, min, max) & valid;
+                        let mut m =
+                            bx.chunk::<AVX>(&q, b) & box_exact::<AVX>(&sp, b, min, max) & valid;
                         if b + LANES <= n {
                             let base = out.len();
                             out.resize(base + LANES, 0);
@@ -882,7 +933,11 @@ impl LinearLoose {
                         let mut b = s;
                         while b < e {
                             let left = e - b;
-                            let valid = if left >= LANES { 0xFF } else { (1u32 << left) - 1 };
+                            let valid = if left >= LANES {
+                                0xFF
+                            } else {
+                                (1u32 << left) - 1
+                            };
                             let mut m = ray_chunk::<AVX>(&sp, b, o, d, best_d) & valid;
                             while m != 0 {
                                 let j = b + m.trailing_zeros() as usize;
@@ -901,7 +956,11 @@ impl LinearLoose {
             }
             // Done when the interval reached the end, the best hit, or
             // could not advance (rounding).
-            walk[wi].0 = if t1 >= tb || t1 >= best_d || t1 <= t0 { f32::INFINITY } else { t1 };
+            walk[wi].0 = if t1 >= tb || t1 >= best_d || t1 <= t0 {
+                f32::INFINITY
+            } else {
+                t1
+            };
         }
         (best_s != u32::MAX).then_some((best_s, best_d))
     }
@@ -921,7 +980,12 @@ impl LinearLoose {
             }
             .aabb();
             let got = [
-                self.minx[i], self.miny[i], self.minz[i], self.maxx[i], self.maxy[i], self.maxz[i],
+                self.minx[i],
+                self.miny[i],
+                self.minz[i],
+                self.maxx[i],
+                self.maxy[i],
+                self.maxz[i],
             ];
             let want = [b.min.x, b.min.y, b.min.z, b.max.x, b.max.y, b.max.z];
             assert_eq!(got.map(f32::to_bits), want.map(f32::to_bits), "box of {i}");
@@ -965,10 +1029,27 @@ fn flush(
 /// `lohi8` against `Sphere::aabb`, bit for bit, on awkward values.
 pub fn check_boxes() {
     let vals = [
-        0.0f32, -0.0, 1.0, -1.0, 0.1, -0.1, 3.3, 1e-30, -1e-30, 1e-45, 123.456, -98.7, 1e7, 3e-8,
-        16_777_216.0, 0.5, 1.5,
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.0,
+        0.1,
+        -0.1,
+        3.3,
+        1e-30,
+        -1e-30,
+        1e-45,
+        123.456,
+        -98.7,
+        1e7,
+        3e-8,
+        16_777_216.0,
+        0.5,
+        1.5,
     ];
-    let radii = [0.0f32, 1e-45, 1e-30, 1e-8, 0.1, 0.5, 1.0, 1.5, 0.3, 7.0, 1e6];
+    let radii = [
+        0.0f32, 1e-45, 1e-30, 1e-8, 0.1, 0.5, 1.0, 1.5, 0.3, 7.0, 1e6,
+    ];
     let mut cs = Vec::new();
     let mut rs = Vec::new();
     for &c in &vals {
@@ -1052,7 +1133,9 @@ fn ray_chunk<const AVX: bool>(sp: &[&[f32]; 4], b: usize, o: Vec3A, d: Vec3A, be
     }
     let half = |k: usize| -> u32 {
         // SAFETY: as above, `b + k + 4 <= b + 8 <= len`.
-        let ld = |v: &[f32]| unsafe { Vec4::from(v.as_ptr().add(b + k).cast::<[f32; 4]>().read_unaligned()) };
+        let ld = |v: &[f32]| unsafe {
+            Vec4::from(v.as_ptr().add(b + k).cast::<[f32; 4]>().read_unaligned())
+        };
         let mx = ld(sp[0]) - Vec4::splat(o.x);
         let my = ld(sp[1]) - Vec4::splat(o.y);
         let mz = ld(sp[2]) - Vec4::splat(o.z);
@@ -1082,18 +1165,25 @@ fn box_exact<const AVX: bool>(sp: &[&[f32]; 4], b: usize, lo: Vec3A, hi: Vec3A) 
         unsafe {
             let ld = |v: &[f32]| _mm256_loadu_ps(v.as_ptr().add(b));
             let s = _mm256_set1_ps;
-            let dist = |c: __m256, l: f32, h: f32| _mm256_sub_ps(_mm256_min_ps(_mm256_max_ps(c, s(l)), s(h)), c);
+            let dist = |c: __m256, l: f32, h: f32| {
+                _mm256_sub_ps(_mm256_min_ps(_mm256_max_ps(c, s(l)), s(h)), c)
+            };
             let dx = dist(ld(sp[0]), lo.x, hi.x);
             let dy = dist(ld(sp[1]), lo.y, hi.y);
             let dz = dist(ld(sp[2]), lo.z, hi.z);
-            let d2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)), _mm256_mul_ps(dz, dz));
+            let d2 = _mm256_add_ps(
+                _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
+                _mm256_mul_ps(dz, dz),
+            );
             let r = ld(sp[3]);
             return _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d2, _mm256_mul_ps(r, r))) as u32;
         }
     }
     let half = |k: usize| -> u32 {
         // SAFETY: as above, `b + k + 4 <= b + 8 <= len`.
-        let ld = |v: &[f32]| unsafe { Vec4::from(v.as_ptr().add(b + k).cast::<[f32; 4]>().read_unaligned()) };
+        let ld = |v: &[f32]| unsafe {
+            Vec4::from(v.as_ptr().add(b + k).cast::<[f32; 4]>().read_unaligned())
+        };
         let dist = |c: Vec4, l: f32, h: f32| c.max(Vec4::splat(l)).min(Vec4::splat(h)) - c;
         let dx = dist(ld(sp[0]), lo.x, hi.x);
         let dy = dist(ld(sp[1]), lo.y, hi.y);

@@ -145,7 +145,8 @@ impl LinearLoose2 {
             base += dim * dim;
         }
         #[cfg(target_arch = "x86_64")]
-        let avx = std::arch::is_x86_feature_detected!("avx2") && std::env::var_os("KERNEL_NO_AVX").is_none();
+        let avx = std::arch::is_x86_feature_detected!("avx2")
+            && std::env::var_os("KERNEL_NO_AVX").is_none();
         #[cfg(not(target_arch = "x86_64"))]
         let avx = false;
         LinearLoose2 {
@@ -197,7 +198,12 @@ impl LinearLoose2 {
     pub fn bytes(&self) -> usize {
         4 * (self.minx.capacity() * 4 + self.key.capacity() * 2 + self.cell_start.capacity())
             + self.pos_of_slot.capacity() * 4
-            + 4 * (self.sph.iter().chain(&self.sph_b).map(Vec::capacity).sum::<usize>())
+            + 4 * (self
+                .sph
+                .iter()
+                .chain(&self.sph_b)
+                .map(Vec::capacity)
+                .sum::<usize>())
             + (self.meta.capacity() + self.meta_b.capacity()) * 16
             + self.cand.capacity() * 8
             + self.found.capacity() * 8
@@ -231,7 +237,11 @@ impl LinearLoose2 {
         // In slot order (set before `build`) the scatter reads the records:
         // no second sphere buffer.
         for v in self.sph_b.iter_mut() {
-            *v = if self.slot_order { Vec::new() } else { vec![0.0; n] };
+            *v = if self.slot_order {
+                Vec::new()
+            } else {
+                vec![0.0; n]
+            };
         }
         self.meta = metas;
         self.meta_b = vec![Meta::default(); n];
@@ -249,7 +259,11 @@ impl LinearLoose2 {
         let x = 2.0 * r / c0;
         let bits = x.to_bits();
         let e = (bits >> 23) as i32 - 127;
-        let k = if x <= 1.0 { 0 } else { e + ((bits & 0x7F_FFFF) != 0) as i32 };
+        let k = if x <= 1.0 {
+            0
+        } else {
+            e + ((bits & 0x7F_FFFF) != 0) as i32
+        };
         let mut l = (top as i32 - k).clamp(0, top as i32) as usize;
         if l > 0 && levels[l].c < 2.0 * r {
             l -= 1;
@@ -379,7 +393,10 @@ impl LinearLoose2 {
             let r = a(sr);
             let mut lo = [0.0; 8];
             let mut hi = [0.0; 8];
-            for (c, mn, mx) in [(sx, &mut self.minx, &mut self.maxx), (sy, &mut self.miny, &mut self.maxy)] {
+            for (c, mn, mx) in [
+                (sx, &mut self.minx, &mut self.maxx),
+                (sy, &mut self.miny, &mut self.maxy),
+            ] {
                 lohi8(&a(c), &r, &mut lo, &mut hi);
                 mn[b..b + 8].copy_from_slice(&lo);
                 mx[b..b + 8].copy_from_slice(&hi);
@@ -452,12 +469,14 @@ impl LinearLoose2 {
                     // as in 3D: k from ceil(lo) to floor(hi), clamped.
                     let lo = ((min - o - Vec2::splat(t.ext)) * t.inv - Vec2::ONE)
                         .clamp(Vec2::splat(-1.0), Vec2::splat(top + 1.0));
-                    let hi = ((max - o + Vec2::splat(t.ext)) * t.inv).clamp(Vec2::splat(-1.0), Vec2::splat(top + 1.0));
+                    let hi = ((max - o + Vec2::splat(t.ext)) * t.inv)
+                        .clamp(Vec2::splat(-1.0), Vec2::splat(top + 1.0));
                     let fl = ((lo + Vec2::ONE).as_ivec2() - 1).as_vec2();
                     let ce = (fl + Vec2::select(fl.cmplt(lo), Vec2::ONE, Vec2::ZERO))
                         .max(Vec2::ZERO)
                         .as_ivec2();
-                    let fh = ((hi + Vec2::ONE).as_ivec2() - 1).min(sparti::glam::IVec2::splat(top as i32));
+                    let fh = ((hi + Vec2::ONE).as_ivec2() - 1)
+                        .min(sparti::glam::IVec2::splat(top as i32));
                     let (x0, x1) = (ce.x, fh.x);
                     let (mut y0, y1) = (ce.y, fh.y);
                     if x0 > x1 {
@@ -479,7 +498,11 @@ impl LinearLoose2 {
                         let mut b = s;
                         while b < e {
                             let left = e - b;
-                            let valid = if left >= LANES { 0xFF } else { (1u32 << left) - 1 };
+                            let valid = if left >= LANES {
+                                0xFF
+                            } else {
+                                (1u32 << left) - 1
+                            };
                             let m = bx.chunk::<AVX>(&q, b) & valid;
                             let j = b + (m.trailing_zeros() & 7) as usize;
                             cand[k] = [i as u32, j as u32];
@@ -492,7 +515,13 @@ impl LinearLoose2 {
                                 k += 1;
                             }
                             if k >= CAND {
-                                flush2(&cand[..k], &self.sph, &self.meta[..n], &mut self.found, &mut f);
+                                flush2(
+                                    &cand[..k],
+                                    &self.sph,
+                                    &self.meta[..n],
+                                    &mut self.found,
+                                    &mut f,
+                                );
                                 k = 0;
                             }
                             b += LANES;
@@ -501,7 +530,13 @@ impl LinearLoose2 {
                 }
             }
         }
-        flush2(&cand[..k], &self.sph, &self.meta[..n], &mut self.found, &mut f);
+        flush2(
+            &cand[..k],
+            &self.sph,
+            &self.meta[..n],
+            &mut self.found,
+            &mut f,
+        );
         self.cand = cand;
         self.used = used;
     }

@@ -152,8 +152,17 @@ fn bench(args: &[String]) {
 }
 
 fn bench2d(args: &[String]) {
-    bench_dyn::<Vec2>(args, "pairs2d", make2, "proto2,proto2@1,loose,broccoli", "broccoli")
+    bench_dyn::<Vec2>(
+        args,
+        "pairs2d",
+        make2,
+        "proto2,proto2@1,loose,broccoli",
+        "broccoli",
+    )
 }
+
+/// One implementation in a bench: itself, its copy of the scene, its pairs.
+type Running<V> = (Box<dyn Dynamic<V>>, Scene<V>, Vec<(u32, u32)>);
 
 fn bench_dyn<V: Vector>(
     args: &[String],
@@ -179,12 +188,16 @@ fn bench_dyn<V: Vector>(
         "{workload}, ns per object per frame: median of {frames} frames (10 at N >= 1M) after {warm} warm-up frames; all implementations alive at once, each with its own copy of the scene, taking turns frame by frame (the order rotating), so that the machine's load falls on all alike"
     );
     for &n in &sizes {
-        let frames = if n >= 1_000_000 { frames.min(10) } else { frames };
+        let frames = if n >= 1_000_000 {
+            frames.min(10)
+        } else {
+            frames
+        };
         let names: Vec<&String> = impls
             .iter()
             .filter(|name| !(*name == "brute" && n > 10_000))
             .collect();
-        let mut imps: Vec<(Box<dyn Dynamic<V>>, Scene<V>, Vec<(u32, u32)>)> = names
+        let mut imps: Vec<Running<V>> = names
             .iter()
             .map(|name| {
                 let mut imp = make(name);
@@ -200,7 +213,10 @@ fn bench_dyn<V: Vector>(
             }
         }
         let k = imps.len();
-        let finds: Vec<bool> = names.iter().map(|s| !s.ends_with("-refresh") && s.as_str() != "step").collect();
+        let finds: Vec<bool> = names
+            .iter()
+            .map(|s| !s.ends_with("-refresh") && s.as_str() != "step")
+            .collect();
         let mut samples: Vec<Vec<f64>> = vec![Vec::new(); k];
         for f in 0..frames {
             let mut count0 = None;
@@ -238,13 +254,20 @@ fn bench_dyn<V: Vector>(
         for &ii in finders.iter().skip(1) {
             if imps[ii].2 != imps[finders[0]].2 {
                 fail = true;
-                eprintln!("MISMATCH N={n}: last frame's pair set of {} differs from {}'s", names[ii], names[finders[0]]);
+                eprintln!(
+                    "MISMATCH N={n}: last frame's pair set of {} differs from {}'s",
+                    names[ii], names[finders[0]]
+                );
             }
         }
         if fail == failed_before {
             println!(
                 "N = {n}: {} equal in every frame's count and the last frame's set ({} pairs)",
-                finders.iter().map(|&ii| names[ii].as_str()).collect::<Vec<_>>().join(", "),
+                finders
+                    .iter()
+                    .map(|&ii| names[ii].as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 imps[finders[0]].2.len()
             );
         }
@@ -364,7 +387,10 @@ fn check() {
                     assert_eq!(len, got.len(), "a pair reported twice");
                     let spheres: Vec<_> = (0..n).map(|i| scene.sphere(i)).collect();
                     let want = brute_pairs(&spheres, &metas);
-                    assert_eq!(got, want, "N={n} filtered={filtered} min_cell={min_cell} frame {f}");
+                    assert_eq!(
+                        got, want,
+                        "N={n} filtered={filtered} min_cell={min_cell} frame {f}"
+                    );
                     total += len;
                 }
                 println!(
@@ -390,14 +416,20 @@ fn check() {
             2 => rng.random_range(2.0..6.0),
             _ => rng.random_range(0.1..0.6),
         };
-        spheres.push(Sphere { center: c, radius: r });
+        spheres.push(Sphere {
+            center: c,
+            radius: r,
+        });
         if i % 7 == 0 {
             // touching along x, and a coincident copy
             spheres.push(Sphere {
                 center: c + Vec3::new(r + 0.25, 0.0, 0.0),
                 radius: 0.25,
             });
-            spheres.push(Sphere { center: c, radius: r });
+            spheres.push(Sphere {
+                center: c,
+                radius: r,
+            });
         }
     }
     let metas: Vec<Meta> = (0..spheres.len() as u32).map(Meta::new).collect();
@@ -475,7 +507,9 @@ impl Dynamic<Vec2> for ProtoDyn2 {
     fn setup(&mut self, scene: &Scene<Vec2>) {
         let mut k = proto2_for(scene, self.min_cell);
         k.slot_order = self.slot_order;
-        k.build((0..scene.len() as u32).map(Meta::new).collect(), |s| scene.sphere(s as usize));
+        k.build((0..scene.len() as u32).map(Meta::new).collect(), |s| {
+            scene.sphere(s as usize)
+        });
         self.k = Some(k);
     }
 
@@ -512,8 +546,15 @@ fn make2(name: &str) -> Box<dyn Dynamic<Vec2>> {
             Some(c) => (c, true),
             None => (c, false),
         };
-        let min_cell = c.strip_prefix('@').map_or(2.0 * scene::RADIUS.1, |c| c.parse().unwrap());
-        return Box::new(ProtoDyn2 { min_cell, slot_order, refresh_only, k: None });
+        let min_cell = c
+            .strip_prefix('@')
+            .map_or(2.0 * scene::RADIUS.1, |c| c.parse().unwrap());
+        return Box::new(ProtoDyn2 {
+            min_cell,
+            slot_order,
+            refresh_only,
+            k: None,
+        });
     }
     match name {
         "loose" => Box::new(SpartiDyn::new(|s: &Scene<Vec2>| {
@@ -524,7 +565,9 @@ fn make2(name: &str) -> Box<dyn Dynamic<Vec2>> {
             .expect("valid configuration")
         })),
         "broccoli" => Box::new(BroccoliDyn::default()),
-        "brute" => Box::new(SpartiDyn::new(|_: &Scene<Vec2>| BruteForce::<Vec2, u32>::new())),
+        "brute" => Box::new(SpartiDyn::new(|_: &Scene<Vec2>| {
+            BruteForce::<Vec2, u32>::new()
+        })),
         "step" => Box::new(StepOnly2),
         _ => panic!("unknown 2D implementation {name}"),
     }
@@ -545,7 +588,13 @@ fn brute_pairs2(spheres: &[Sphere<Vec2>], metas: &[Meta]) -> Vec<(u32, u32)> {
 fn check2d() {
     for &(n, frames) in &[(1_000usize, 20usize), (10_000, 4)] {
         for filtered in [false, true] {
-            for (min_cell, slot_order) in [(0.7f32, false), (3.0, false), (5.0, false), (0.7, true), (3.0, true)] {
+            for (min_cell, slot_order) in [
+                (0.7f32, false),
+                (3.0, false),
+                (5.0, false),
+                (0.7, true),
+                (3.0, true),
+            ] {
                 let mut scene = Scene::<Vec2>::new(n);
                 let mut rng = Pcg64::seed_from_u64(7);
                 let metas: Vec<Meta> = (0..n as u32)
@@ -581,7 +630,11 @@ fn check2d() {
                     got.dedup();
                     assert_eq!(len, got.len(), "a pair reported twice");
                     let spheres: Vec<_> = (0..n).map(|i| scene.sphere(i)).collect();
-                    assert_eq!(got, brute_pairs2(&spheres, &metas), "2D N={n} filtered={filtered} min_cell={min_cell} frame {f}");
+                    assert_eq!(
+                        got,
+                        brute_pairs2(&spheres, &metas),
+                        "2D N={n} filtered={filtered} min_cell={min_cell} frame {f}"
+                    );
                     total += len;
                 }
                 println!(
@@ -602,13 +655,19 @@ fn check2d() {
             2 => rng.random_range(2.0..9.0),
             _ => rng.random_range(0.1..0.6),
         };
-        spheres.push(Sphere { center: c, radius: r });
+        spheres.push(Sphere {
+            center: c,
+            radius: r,
+        });
         if i % 7 == 0 {
             spheres.push(Sphere {
                 center: c + Vec2::new(r + 0.25, 0.0),
                 radius: 0.25,
             });
-            spheres.push(Sphere { center: c, radius: r });
+            spheres.push(Sphere {
+                center: c,
+                radius: r,
+            });
         }
     }
     let metas: Vec<Meta> = (0..spheres.len() as u32).map(Meta::new).collect();
@@ -661,7 +720,9 @@ impl Static3 for ProtoStatic {
             side: (self.world.max - self.world.min).max_element(),
             min_cell: self.min_cell,
         });
-        k.build((0..spheres.len() as u32).map(Meta::new).collect(), |s| spheres[s as usize]);
+        k.build((0..spheres.len() as u32).map(Meta::new).collect(), |s| {
+            spheres[s as usize]
+        });
         self.k = Some(k);
     }
     fn ray(&mut self, ray: &sparti::Ray<Vec3>, max: f32) -> Hit {
@@ -678,8 +739,18 @@ impl Static3 for ProtoStatic {
 
 fn make_static(name: &str, world: Aabb<Vec3>) -> Box<dyn Static3> {
     match name {
-        "proto" => Box::new(ProtoStatic { min_cell: 1.0, world, k: None, out: Vec::new() }),
-        "proto1" => Box::new(ProtoStatic { min_cell: 2.0 * scene::RADIUS.1, world, k: None, out: Vec::new() }),
+        "proto" => Box::new(ProtoStatic {
+            min_cell: 1.0,
+            world,
+            k: None,
+            out: Vec::new(),
+        }),
+        "proto1" => Box::new(ProtoStatic {
+            min_cell: 2.0 * scene::RADIUS.1,
+            world,
+            k: None,
+            out: Vec::new(),
+        }),
         "loose" => Box::new(SpartiStatic::new(Box::new(move || {
             LooseOrthtree::<Vec3, u32>::with_config(LooseConfig {
                 world: Some(world),
@@ -721,7 +792,10 @@ impl Brute {
         let mut index = BruteForce::new();
         index.insert_many(statics::descs(spheres)).expect("valid");
         index.flush();
-        Brute { index, out: Vec::new() }
+        Brute {
+            index,
+            out: Vec::new(),
+        }
     }
     fn ray(&mut self, r: &sparti::Ray<Vec3>, max: f32) -> Hit {
         let h = self.index.ray_nearest(r, max, Filter::ALL)?;
@@ -729,7 +803,11 @@ impl Brute {
     }
     fn boxq(&mut self, b: &Aabb<Vec3>) -> Vec<u32> {
         self.index.query_aabb(b, Filter::ALL, &mut self.out);
-        let mut v: Vec<u32> = self.out.iter().map(|&h| self.index.get(h).expect("live").value).collect();
+        let mut v: Vec<u32> = self
+            .out
+            .iter()
+            .map(|&h| self.index.get(h).expect("live").value)
+            .collect();
         v.sort_unstable();
         v
     }
@@ -756,7 +834,11 @@ fn check_queries_against_brute(n: usize, k: usize) -> String {
     let mut msg = String::new();
     for name in ["proto", "proto1"] {
         let mut p = ProtoStatic {
-            min_cell: if name == "proto" { 1.0 } else { 2.0 * scene::RADIUS.1 },
+            min_cell: if name == "proto" {
+                1.0
+            } else {
+                2.0 * scene::RADIUS.1
+            },
             world,
             k: None,
             out: Vec::new(),
@@ -764,7 +846,11 @@ fn check_queries_against_brute(n: usize, k: usize) -> String {
         p.build(&spheres);
         for (i, r) in rays.iter().enumerate() {
             let got = p.ray(r, side);
-            assert!(exact_hit(got, want_hits[i]), "{name} N={n} ray {i}: {got:?}, brute force {:?}", want_hits[i]);
+            assert!(
+                exact_hit(got, want_hits[i]),
+                "{name} N={n} ray {i}: {got:?}, brute force {:?}",
+                want_hits[i]
+            );
         }
         for (i, b) in boxes.iter().enumerate() {
             p.boxq(b);
@@ -789,45 +875,90 @@ fn check_query_edges() {
     let mut rng = Pcg64::seed_from_u64(13);
     let mut spheres = Vec::new();
     for i in 0..3000 {
-        let c = Vec3::new(rng.random_range(-5.0..25.0), rng.random_range(-5.0..25.0), rng.random_range(-5.0..25.0));
+        let c = Vec3::new(
+            rng.random_range(-5.0..25.0),
+            rng.random_range(-5.0..25.0),
+            rng.random_range(-5.0..25.0),
+        );
         let r = match i % 5 {
             0 => rng.random_range(0.0..0.01),
             1 => rng.random_range(0.5..1.5),
             2 => rng.random_range(2.0..6.0),
             _ => rng.random_range(0.1..0.6),
         };
-        spheres.push(Sphere { center: c, radius: r });
+        spheres.push(Sphere {
+            center: c,
+            radius: r,
+        });
         if i % 11 == 0 {
-            spheres.push(Sphere { center: c, radius: r }); // coincident: ties
+            spheres.push(Sphere {
+                center: c,
+                radius: r,
+            }); // coincident: ties
         }
     }
     let mut brute = Brute::new(&spheres);
     let mut rays = Vec::new();
     for i in 0..3000 {
-        let o = Vec3::new(rng.random_range(-30.0..50.0), rng.random_range(-30.0..50.0), rng.random_range(-30.0..50.0));
-        let mut d = Vec3::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0));
+        let o = Vec3::new(
+            rng.random_range(-30.0..50.0),
+            rng.random_range(-30.0..50.0),
+            rng.random_range(-30.0..50.0),
+        );
+        let mut d = Vec3::new(
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+        );
         match i % 4 {
             0 => d = Vec3::X * d.x.signum(),
             1 => d.z = 0.0,
             _ => {}
         }
-        let o = if i % 9 == 0 { spheres[i].center } else { o };
+        let o = match spheres.get(i) {
+            Some(s) if i % 9 == 0 => s.center,
+            _ => o,
+        };
         rays.push(sparti::Ray::new(o, d + Vec3::splat(1e-3)).unwrap());
     }
     let mut qboxes = Vec::new();
     for i in 0..2000 {
-        let c = Vec3::new(rng.random_range(-30.0..50.0), rng.random_range(-30.0..50.0), rng.random_range(-30.0..50.0));
-        let h = if i % 5 == 0 { Vec3::ZERO } else { Vec3::new(rng.random_range(0.0..9.0), rng.random_range(0.0..9.0), rng.random_range(0.0..9.0)) };
-        qboxes.push(Aabb { min: c - h, max: c + h });
+        let c = Vec3::new(
+            rng.random_range(-30.0..50.0),
+            rng.random_range(-30.0..50.0),
+            rng.random_range(-30.0..50.0),
+        );
+        let h = if i % 5 == 0 {
+            Vec3::ZERO
+        } else {
+            Vec3::new(
+                rng.random_range(0.0..9.0),
+                rng.random_range(0.0..9.0),
+                rng.random_range(0.0..9.0),
+            )
+        };
+        qboxes.push(Aabb {
+            min: c - h,
+            max: c + h,
+        });
     }
     for min_cell in [0.05f32, 1.0, 3.0] {
-        let mut k = LinearLoose::new(Config { origin: Vec3::ZERO, side: 20.0, min_cell });
-        k.build((0..spheres.len() as u32).map(Meta::new).collect(), |s| spheres[s as usize]);
+        let mut k = LinearLoose::new(Config {
+            origin: Vec3::ZERO,
+            side: 20.0,
+            min_cell,
+        });
+        k.build((0..spheres.len() as u32).map(Meta::new).collect(), |s| {
+            spheres[s as usize]
+        });
         for max in [7.5f32, 100.0] {
             for (i, r) in rays.iter().enumerate() {
                 let got = k.ray_nearest(r, max);
                 let want = brute.ray(r, max);
-                assert!(exact_hit(got, want), "edge ray {i} max {max} min_cell {min_cell}: {got:?}, brute force {want:?}");
+                assert!(
+                    exact_hit(got, want),
+                    "edge ray {i} max {max} min_cell {min_cell}: {got:?}, brute force {want:?}"
+                );
             }
         }
         let mut out = Vec::new();
@@ -903,9 +1034,14 @@ fn queries(args: &[String]) {
         }
         for ii in 1..k {
             if what == "ray" {
-                if let Some(i) = (0..nq).find(|&i| !same_hit(answers[0].0[i], answers[ii].0[i], side)) {
+                if let Some(i) =
+                    (0..nq).find(|&i| !same_hit(answers[0].0[i], answers[ii].0[i], side))
+                {
                     fail = true;
-                    eprintln!("MISMATCH ray {i}: {} {:?}, {} {:?}", impls[ii], answers[ii].0[i], impls[0], answers[0].0[i]);
+                    eprintln!(
+                        "MISMATCH ray {i}: {} {:?}, {} {:?}",
+                        impls[ii], answers[ii].0[i], impls[0], answers[0].0[i]
+                    );
                 }
             } else if answers[ii].1 != answers[0].1 {
                 fail = true;
@@ -913,16 +1049,27 @@ fn queries(args: &[String]) {
             }
         }
         let check = if what == "ray" {
-            format!("{} of {nq} rays hit", answers[0].0.iter().filter(|h| h.is_some()).count())
+            format!(
+                "{} of {nq} rays hit",
+                answers[0].0.iter().filter(|h| h.is_some()).count()
+            )
         } else {
             format!("{} objects found", answers[0].1.iter().sum::<usize>())
         };
-        println!("{what}, N = {n}, {nq} queries, {unit}, median of {reps} passes (taking turns); all equal ({check})");
+        println!(
+            "{what}, N = {n}, {nq} queries, {unit}, median of {reps} passes (taking turns); all equal ({check})"
+        );
         let med: Vec<f64> = samples.iter().map(|s| median(s)).collect();
         for ii in 0..k {
             let mut v = samples[ii].clone();
             v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-            println!("  {:7} {:10.0} {unit}   (min {:.0}, max {:.0})", impls[ii], med[ii], v[0], v[v.len() - 1]);
+            println!(
+                "  {:7} {:10.0} {unit}   (min {:.0}, max {:.0})",
+                impls[ii],
+                med[ii],
+                v[0],
+                v[v.len() - 1]
+            );
         }
         if let Some(pi) = impls.iter().position(|s| s == "parry") {
             for ii in 0..k {
@@ -955,7 +1102,9 @@ fn info2(args: &[String]) {
         for (min_cell, slot_order) in [(1.0, false), (3.0, false), (4.0, false), (3.0, true)] {
             let mut k = proto2_for(&scene, min_cell);
             k.slot_order = slot_order;
-            k.build((0..n as u32).map(Meta::new).collect(), |s| scene.sphere(s as usize));
+            k.build((0..n as u32).map(Meta::new).collect(), |s| {
+                scene.sphere(s as usize)
+            });
             let mut p = 0;
             k.for_each_pair(|_, _| p += 1);
             println!(
@@ -971,7 +1120,11 @@ fn info2(args: &[String]) {
 
 /// Untimed queries for cachegrind: `qprofile IMPL ray|box COUNT`.
 fn qprofile(args: &[String]) {
-    let (name, what, count) = (args[0].as_str(), args[1].as_str(), args[2].parse::<usize>().unwrap());
+    let (name, what, count) = (
+        args[0].as_str(),
+        args[1].as_str(),
+        args[2].parse::<usize>().unwrap(),
+    );
     let (spheres, side, world) = static_scene(100_000);
     let mut imp = make_static(name, world);
     imp.build(&spheres);
@@ -990,7 +1143,11 @@ fn qprofile(args: &[String]) {
 
 /// 2D profile for cachegrind: `profile2 IMPL N FRAMES`.
 fn profile2(args: &[String]) {
-    let (name, n, frames) = (args[0].as_str(), args[1].parse().unwrap(), args[2].parse::<usize>().unwrap());
+    let (name, n, frames) = (
+        args[0].as_str(),
+        args[1].parse().unwrap(),
+        args[2].parse::<usize>().unwrap(),
+    );
     let mut imp = make2(name);
     let mut scene = Scene::<Vec2>::new(n);
     imp.setup(&scene);
