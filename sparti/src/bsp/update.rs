@@ -12,6 +12,7 @@ impl<V: Vector, T> Bsp<V, T> {
     /// ancestor that holds it (contains it without touching a split plane
     /// of the ancestor's own ancestors, see [`Bsp::holds`]), then sinks as
     /// deep as it fits (L3).
+    #[inline]
     pub(crate) fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error> {
         let Move {
             handle: h,

@@ -654,6 +654,7 @@ macro_rules! forward_family_methods {
             $ty::file_queued(self, slot);
         }
 
+        #[inline]
         fn update_boxed(&mut self, m: $crate::kernel::Move<V>) -> Result<(), $crate::Error> {
             $ty::update_boxed(self, m)
         }
@@ -690,6 +691,7 @@ pub(crate) struct Move<V: Vector> {
 ///
 /// # Errors
 /// As [`Family::update_boxed`].
+#[inline(always)]
 pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
     s: &mut S,
     m: Move<V>,

@@ -13,6 +13,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// the same level), only the copied box changes. Otherwise it climbs to
     /// the first ancestor on its new path from the root and descends from
     /// there to its level.
+    #[inline]
     pub(crate) fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error> {
         let Move {
             handle: h,

@@ -9,6 +9,7 @@ use crate::store::NONE;
 impl<V: Vector, T> Orthtree<V, T> {
     /// Moves or resizes an object: climbs to the first ancestor that contains
     /// it, then sinks as deep as it fits (L3).
+    #[inline]
     pub(crate) fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error> {
         let Move {
             handle: h,
