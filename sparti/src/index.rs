@@ -275,7 +275,7 @@ impl Counters {
 pub struct TreeStats {
     /// Live objects.
     pub objects: usize,
-    /// Objects queued for the lazy build, not yet in the tree.
+    /// Objects queued for the build step (`flush`), not yet in the tree.
     pub pending: usize,
     /// Nodes in the tree (the brute force counts as one).
     pub nodes: usize,

@@ -52,12 +52,14 @@ pub(crate) use impl_tree_node;
 /// enter only those whose objects the query can reach. With them, the
 /// boxes of the runs of [`CHUNK`] objects of the large nodes.
 ///
-/// Kept up to date lazily, before the first query after a change: the
+/// Kept up to date lazily (in the kernel's `Cached`), by `flush` or by the
+/// first query after a change, once however many threads query: the
 /// trees mark every node whose object list changes (`file`, `unfile_at`,
-/// a new node, the node of an updated object), and the next query
+/// a new node, the node of an updated object), and the refresh
 /// recomputes those nodes and the boxes of their ancestors; a bulk change
 /// (`insert_many`, the bulk build, `clear`) marks everything stale, and the
-/// next query recomputes all in one pass. The boxes only ever need to hold
+/// refresh recomputes all in one pass. A large node's chunk boxes are
+/// rewritten in place when its old range is long enough. The boxes only ever need to hold
 /// their objects: a node that lost objects (or children, pruned) may keep
 /// a larger box until its next recomputation.
 ///

@@ -151,7 +151,8 @@ pub(crate) fn layout<V: Vector>(b: &Aabb<V>, min_dimension: f32) -> (u8, f32, bo
 /// - An object lives in the deepest node that contains it. One that
 ///   touches or straddles a node's split plane belongs to that node, so
 ///   objects of two sibling subtrees are strictly apart and never touch.
-/// - Insertions are queued and built in one pass on the next query (L2).
+/// - Insertions are queued and built in one pass by `flush` (or
+///   `end_frame`); queries before it test them one by one (L2).
 /// - A moved object starts from its own node, climbs only as far as the
 ///   first ancestor that contains it without touching one of the split
 ///   planes bounding that ancestor, then sinks as deep as it fits (L3).
@@ -196,7 +197,7 @@ pub(crate) fn layout<V: Vector>(b: &Aabb<V>, min_dimension: f32) -> (u8, f32, bo
 ///     let p = Vec3::new(5.3 + i as f32 * 9.0, 300.3 + i as f32 * 5.0, 1.3);
 ///     handles.push(bsp.insert(ObjectDesc::new(Shape::sphere(p, 0.25), i)).unwrap());
 /// }
-/// bsp.flush(); // the lazy build, otherwise done by the first query
+/// bsp.flush(); // the build step (queries before it test queued objects one by one)
 /// bsp.validate().unwrap();
 /// // The first split cuts the largest side in the middle: x = 500.
 /// let mut halves = Vec::new();
@@ -275,7 +276,7 @@ impl<V: Vector, T> Bsp<V, T> {
     }
 
     /// The bounds of the node an object is filed in; `None` while it waits
-    /// for the lazy build.
+    /// for the build step.
     ///
     /// # Errors
     /// [`Error::StaleHandle`].

@@ -143,7 +143,8 @@ pub(crate) struct Node<V: Vector> {
 ///   descends by its centre to that level; children are created only where
 ///   needed. With a [`LooseConfig::leaf_capacity`] above 0, it stops early
 ///   in a leaf with room, and sinks to its level only where it is crowded.
-/// - Insertions are queued and built in one pass on the next query (L2).
+/// - Insertions are queued and built in one pass by `flush` (or
+///   `end_frame`); queries before it test them one by one (L2).
 /// - A moved object whose centre stays in its cell and whose size gives the
 ///   same level is updated in place: only its copied box changes. Otherwise
 ///   it climbs to the first ancestor that can hold it and descends from
@@ -176,7 +177,7 @@ pub(crate) struct Node<V: Vector> {
 /// let pebble = tree.insert(ObjectDesc::new(Shape::sphere(Vec3::splat(31.9), 0.4), "pebble")).unwrap();
 /// let rock = tree.insert(ObjectDesc::new(Shape::sphere(Vec3::splat(32.1), 3.0), "rock")).unwrap();
 /// let hill = tree.insert(ObjectDesc::new(Shape::sphere(Vec3::splat(32.0), 20.0), "hill")).unwrap();
-/// tree.flush(); // the lazy build, otherwise done by the first query
+/// tree.flush(); // the build step (queries before it test queued objects one by one)
 /// // The pebble sinks to the smallest cells (depth 6) though it sits next to
 /// // the root's centre, where a tight octree would keep it at the root.
 /// assert_eq!(tree.depth_of(pebble).unwrap(), Some(6));
@@ -283,7 +284,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     }
 
     /// The depth of the node holding an object (the root is depth 0), or
-    /// `None` while its insertion is queued for the lazy build.
+    /// `None` while its insertion is queued for the build step.
     ///
     /// # Errors
     /// [`Error::StaleHandle`].

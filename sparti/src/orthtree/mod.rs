@@ -95,7 +95,8 @@ pub(crate) struct Node<V: Vector> {
 ///   of two, enclosing the world; it doubles when an object leaves it (L4).
 /// - An object lives in the deepest node that fully contains it; a leaf
 ///   holding one object does not split, nor does a node of the minimum size.
-/// - Insertions are queued and built in one pass on the next query (L2).
+/// - Insertions are queued and built in one pass by `flush` (or
+///   `end_frame`); queries before it test them one by one (L2).
 /// - A moved object climbs to the first ancestor that contains it, then
 ///   sinks as deep as it fits (L3).
 /// - Empty leaves are pruned after 8 idle frames; a leaf reused before its
@@ -117,7 +118,7 @@ pub(crate) struct Node<V: Vector> {
 ///     let p = Vec3::new(i as f32 * 3.0, 0.0, 0.0);
 ///     tree.insert(ObjectDesc::new(Shape::sphere(p, 1.0), i)).unwrap();
 /// }
-/// tree.flush(); // the lazy build, otherwise done by the first query
+/// tree.flush(); // the build step (queries before it test queued objects one by one)
 /// tree.validate().unwrap();
 /// assert!(tree.stats().max_depth > 3);
 /// ```
