@@ -3,7 +3,6 @@
 use super::Bsp;
 use crate::geometry::Vector;
 use crate::kernel::Move;
-use crate::orthtree::within_limits;
 use crate::store::NONE;
 use crate::{Error, OutOfBounds};
 
@@ -20,9 +19,6 @@ impl<V: Vector, T> Bsp<V, T> {
             shape,
             aabb,
         } = m;
-        if !within_limits(&aabb) {
-            return Err(Error::WorldTooLarge);
-        }
         // The world is the root once built, the preset world before; a tree
         // without either takes whatever its first build is given.
         let world = self.root_bounds().or(self.config.world);
@@ -45,14 +41,8 @@ impl<V: Vector, T> Bsp<V, T> {
             o.aabb = aabb;
             return Ok(());
         }
-        let o = self.core.store.obj_mut(slot);
-        o.shape = shape;
-        o.aabb = aabb;
-        // Read the place after any growth, which may have lifted the object.
-        let (n, pos) = {
-            let s = self.core.store.slot(slot);
-            (s.node, s.pos as usize)
-        };
+        // The place is read after any growth, which may have lifted the object.
+        let (n, pos) = self.core.set_shape(slot, shape, aabb);
         self.update_visits += 1;
         let node = &self.core.nodes[n as usize];
         // Fast path: still inside its node, and no deeper place for it (a

@@ -152,6 +152,17 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
         Some(items)
     }
 
+    /// Gives a stored object its new shape and box, and returns where it
+    /// is filed: its node and its position there.
+    #[inline]
+    pub fn set_shape(&mut self, slot: u32, shape: crate::Shape<V>, aabb: Aabb<V>) -> (u32, usize) {
+        let o = self.store.obj_mut(slot);
+        o.shape = shape;
+        o.aabb = aabb;
+        let s = self.store.slot(slot);
+        (s.node, s.pos as usize)
+    }
+
     /// Removes an object by the `Remove` policy (L4): out of the tree, out
     /// of the store, its value kept for the caller's `take_evicted`.
     pub fn evict(&mut self, h: crate::Handle, slot: u32) {

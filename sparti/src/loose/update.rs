@@ -3,7 +3,6 @@
 use super::LooseOrthtree;
 use crate::geometry::Vector;
 use crate::kernel::Move;
-use crate::orthtree::within_limits;
 use crate::store::NONE;
 use crate::{Error, OutOfBounds};
 
@@ -28,9 +27,6 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             o.shape = shape;
             o.aabb = aabb;
             return Ok(());
-        }
-        if !within_limits(&aabb) {
-            return Err(Error::WorldTooLarge);
         }
         let (p, e) = Self::extent(&aabb);
         // Fast path: the object's node still holds it (then so does the
@@ -57,14 +53,8 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                 }
             }
         }
-        let o = self.core.store.obj_mut(slot);
-        o.shape = shape;
-        o.aabb = aabb;
-        // Read the place after any growth, which may have lifted the object.
-        let (n, pos) = {
-            let s = self.core.store.slot(slot);
-            (s.node, s.pos as usize)
-        };
+        // The place is read after any growth, which may have lifted the object.
+        let (n, pos) = self.core.set_shape(slot, shape, aabb);
         if self.settles(n, &aabb, p, e) {
             self.core.nodes[n as usize].items[pos].aabb = aabb;
             self.moves.in_place += 1;

@@ -44,14 +44,8 @@ impl<V: Vector, T> Orthtree<V, T> {
                 }
             }
         }
-        let o = self.core.store.obj_mut(slot);
-        o.shape = shape;
-        o.aabb = aabb;
-        // Read the place after any growth, which may have lifted the object.
-        let (n, pos) = {
-            let s = self.core.store.slot(slot);
-            (s.node, s.pos as usize)
-        };
+        // The place is read after any growth, which may have lifted the object.
+        let (n, pos) = self.core.set_shape(slot, shape, aabb);
         let node = &self.core.nodes[n as usize];
         // Fast path: still inside its node, and no deeper place for it (a
         // lone object in a leaf stays put whatever its size).
