@@ -197,11 +197,40 @@ pub enum Op {
     Ray([f32; 3], [f32; 3], f32, u8),
     /// k nearest to a point.
     Knn([f32; 3], u8, u8),
+    /// `update_many`: a batch of moves (stale and repeated handles
+    /// included), each a small step or any new shape.
+    UpdateMany(Vec<(u16, RawMove)>),
+}
+
+/// One move of an `update_many` batch.
+#[derive(Clone, Copy, Debug)]
+pub enum RawMove {
+    /// A small step from the current shape (as `Nudge`).
+    Nudge([i8; 3]),
+    /// Any new shape.
+    To(RawShape),
 }
 
 impl Op {
     fn decode(u: &mut Unstructured) -> Result<Self> {
-        Ok(match u.arbitrary::<u8>()? % 32 {
+        let tag: u8 = u.arbitrary()?;
+        // Raw tags 220..=223 and 252..=255 (formerly rays or k nearest,
+        // which keep their other tags) are the batch update.
+        if matches!(tag, 220..=223 | 252..=255) {
+            let n = u.int_in_range(0..=10u8)?;
+            let mut v = Vec::new();
+            for _ in 0..n {
+                let i: u16 = u.arbitrary()?;
+                let m = if u.arbitrary::<u8>()? < 160 {
+                    RawMove::Nudge(u.arbitrary()?)
+                } else {
+                    RawMove::To(RawShape::decode(u)?)
+                };
+                v.push((i, m));
+            }
+            return Ok(Op::UpdateMany(v));
+        }
+        Ok(match tag % 32 {
             0..=6 => Op::Insert(RawObject::decode(u)?),
             7 => {
                 let n = u.int_in_range(0..=12u8)?;
@@ -383,9 +412,57 @@ impl<V: Vector, S: Subject<V>> Pair2<V, S> {
             .with_static(o.is_static)
     }
 
+    /// The task-parallel pair search against the one-thread one: same
+    /// pairs and contact records in the same order, same counters; and the
+    /// pairs against the brute force's.
+    fn par_search(&mut self, step: usize, op: &Op) {
+        let (mut p1, mut pp, mut pb) = (Vec::new(), Vec::new(), Vec::new());
+        self.s.reset_counters();
+        self.s.pairs(&mut p1);
+        let c1 = self.s.counters();
+        self.s.reset_counters();
+        self.s.par_pairs(&mut pp);
+        let cp = self.s.counters();
+        if p1 != pp {
+            self.fail(step, op, &format!("par_pairs {pp:?} vs pairs {p1:?}"));
+        }
+        if c1 != cp {
+            self.fail(
+                step,
+                op,
+                &format!("par_pairs counters {cp:?} vs pairs {c1:?}"),
+            );
+        }
+        self.b.par_pairs(&mut pb);
+        let key = |p: &sparti::Pair| (p.a, p.b);
+        let mut ks: Vec<_> = pp.iter().map(key).collect();
+        let mut kb: Vec<_> = pb.iter().map(key).collect();
+        ks.sort_unstable();
+        kb.sort_unstable();
+        if ks != kb {
+            self.fail(step, op, &format!("par_pairs {ks:?} vs brute force {kb:?}"));
+        }
+        let (mut c1, mut cp): (Vec<Contact<V>>, Vec<Contact<V>>) = (Vec::new(), Vec::new());
+        self.s.contacts(&mut c1);
+        self.s.par_contacts(&mut cp);
+        let ckey = |c: &Contact<V>| {
+            (
+                c.a,
+                c.b,
+                c.point.to_array_bits(),
+                c.normal.to_array_bits(),
+                c.depth.to_bits(),
+            )
+        };
+        if !c1.iter().map(ckey).eq(cp.iter().map(ckey)) {
+            self.fail(step, op, &format!("par_contacts {cp:?} vs contacts {c1:?}"));
+        }
+    }
+
     fn contacts(&mut self, step: usize, op: &Op) {
+        self.par_search(step, op);
         let (mut cs, mut cb): (Vec<Contact<V>>, Vec<Contact<V>>) = (Vec::new(), Vec::new());
-        self.s.contacts(&mut cs);
+        self.s.par_contacts(&mut cs);
         self.b.contacts(&mut cb);
         let key = |c: &Contact<V>| (c.a, c.b);
         cs.sort_by_key(key);
@@ -461,18 +538,55 @@ impl<V: Vector, S: Subject<V>> Pair2<V, S> {
             }
             Op::Nudge(i, d) => {
                 let Some(h) = self.pick(*i) else { return };
-                let d: V = vec::<V>([f32::from(d[0]), f32::from(d[1]), f32::from(d[2])]) * 0.25f32;
-                let shape = match self.b.get(h) {
-                    Ok(o) => match o.shape {
-                        Shape::Sphere(s) => Shape::sphere(s.center + d, s.radius),
-                        Shape::Box(b) => Shape::Box(Aabb {
-                            min: b.min + d,
-                            max: b.max + d,
-                        }),
-                    },
-                    Err(_) => Shape::sphere(d, 1.0),
-                };
+                let shape = self.nudged(h, *d);
                 self.update(step, op, h, shape);
+            }
+            Op::UpdateMany(moves) => {
+                if self.handles.is_empty() {
+                    return;
+                }
+                let moves: Vec<(Handle, Shape<V>)> = moves
+                    .iter()
+                    .map(|(i, m)| {
+                        let h = self.pick(*i).expect("handles");
+                        let shape = match m {
+                            RawMove::Nudge(d) => self.nudged(h, *d),
+                            RawMove::To(s) => s.shape::<V>(),
+                        };
+                        (h, shape)
+                    })
+                    .collect();
+                let before: Vec<_> = self
+                    .s
+                    .objects()
+                    .map(|(h, o)| (h, o.shape, o.value))
+                    .collect();
+                let rs = self.s.update_many(&moves);
+                if rs.is_err() {
+                    // All or nothing: an error changes nothing.
+                    let after: Vec<_> = self
+                        .s
+                        .objects()
+                        .map(|(h, o)| (h, o.shape, o.value))
+                        .collect();
+                    let shapes_eq = before.len() == after.len()
+                        && before.iter().zip(&after).all(|(x, y)| {
+                            x.0 == y.0 && x.2 == y.2 && shape_bits(&x.1) == shape_bits(&y.1)
+                        });
+                    if !shapes_eq {
+                        self.fail(
+                            step,
+                            op,
+                            &format!("update_many failed ({rs:?}) but changed objects"),
+                        );
+                    }
+                }
+                if rs == Err(Error::OutsideWorld) && self.may_refuse {
+                    return self.settle(step, op);
+                }
+                let rb = self.b.update_many(&moves);
+                self.same_result(step, op, &rs, &rb);
+                self.settle(step, op);
             }
             Op::Remove(i) => {
                 let Some(h) = self.pick(*i) else { return };
@@ -646,6 +760,20 @@ impl<V: Vector, S: Subject<V>> Pair2<V, S> {
         }
     }
 
+    fn nudged(&self, h: Handle, d: [i8; 3]) -> Shape<V> {
+        let d: V = vec::<V>([f32::from(d[0]), f32::from(d[1]), f32::from(d[2])]) * 0.25f32;
+        match self.b.get(h) {
+            Ok(o) => match o.shape {
+                Shape::Sphere(s) => Shape::sphere(s.center + d, s.radius),
+                Shape::Box(b) => Shape::Box(Aabb {
+                    min: b.min + d,
+                    max: b.max + d,
+                }),
+            },
+            Err(_) => Shape::sphere(d, 1.0),
+        }
+    }
+
     fn update(&mut self, step: usize, op: &Op, h: Handle, shape: Shape<V>) {
         let rs = self.s.update(h, shape);
         if rs == Err(Error::OutsideWorld) && self.may_refuse {
@@ -664,6 +792,14 @@ impl<V: Vector, S: Subject<V>> Pair2<V, S> {
         if os != ob {
             self.fail(step, op, &format!("query {os:?} vs brute force {ob:?}"));
         }
+    }
+}
+
+/// Bits of a shape.
+fn shape_bits<V: Vector>(s: &Shape<V>) -> (bool, [u32; 3], [u32; 3], u32) {
+    match s {
+        Shape::Sphere(s) => (true, s.center.to_array_bits(), [0; 3], s.radius.to_bits()),
+        Shape::Box(b) => (false, b.min.to_array_bits(), b.max.to_array_bits(), 0),
     }
 }
 

@@ -349,3 +349,62 @@ fn update_many_keeps_the_out_of_bounds_policies() {
     assert_eq!(evicted[0].1, 1);
     t.validate().unwrap();
 }
+
+// Found by the `ops` fuzz target once it ran `update_many`: a loose tree
+// under `OutOfBounds::Remove` refused (instead of evicting) a queued object
+// moved outside its world, so `update_many` failed half-way, after earlier
+// moves of the batch were applied (fuzz/regressions/ops/crash-*).
+
+fn remove_policy_tree() -> LooseOrthtree<Vec2, u32> {
+    LooseOrthtree::with_config(LooseConfig {
+        world: Some(Aabb::new(Vec2::splat(-8.0), Vec2::splat(8.0)).unwrap()),
+        min_node_size: 0.5,
+        looseness: 1.5,
+        out_of_bounds: sparti::OutOfBounds::Remove,
+        leaf_capacity: 4,
+    })
+    .unwrap()
+}
+
+#[test]
+fn update_many_is_all_or_nothing_under_remove() {
+    let mut t = remove_policy_tree();
+    let a = t
+        .insert(ObjectDesc::new(Shape::sphere(Vec2::ZERO, 0.5), 0))
+        .unwrap();
+    let b = t
+        .insert(ObjectDesc::new(Shape::sphere(Vec2::ONE, 0.5), 1))
+        .unwrap();
+    // Both still queued (no flush). Move a a little, b far outside the world.
+    let moves = [
+        (a, Shape::sphere(Vec2::new(1.0, 2.0), 0.5)),
+        (b, Shape::cuboid(Vec2::ZERO, Vec2::new(55.5, 0.5))),
+    ];
+    let r = t.update_many(&moves);
+    if r.is_err() {
+        // The documented contract: an error changes nothing.
+        assert_eq!(
+            t.get(a).unwrap().shape.center(),
+            Vec2::ZERO,
+            "update_many returned {r:?} but moved `a` anyway"
+        );
+    }
+    // What the octree/quadtree and the BSP do: b is evicted, a moved.
+    assert_eq!(r, Ok(()));
+    assert_eq!(t.take_evicted(), vec![(b, 1)]);
+    assert_eq!(t.get(a).unwrap().shape.center(), Vec2::new(1.0, 2.0));
+    t.validate().unwrap();
+}
+
+#[test]
+fn update_of_a_queued_object_evicts_under_remove() {
+    let mut t = remove_policy_tree();
+    let b = t
+        .insert(ObjectDesc::new(Shape::sphere(Vec2::ONE, 0.5), 1))
+        .unwrap();
+    // Queued (no flush): the Orthtree and Bsp evict here; the loose tree
+    // answers Err(OutsideWorld) and keeps the object.
+    let r = t.update(b, Shape::cuboid(Vec2::ZERO, Vec2::new(55.5, 0.5)));
+    assert_eq!(r, Ok(()));
+    assert_eq!(t.take_evicted(), vec![(b, 1)]);
+}

@@ -21,8 +21,17 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             aabb,
         } = m;
         if self.core.store.slot(slot).node == NONE {
-            // Still queued for the build: the build will place it.
-            self.admit(&aabb)?;
+            // Still queued for the build: the build will place it, unless
+            // it left the world under a policy that refuses or removes it
+            // (as the octree and the BSP do).
+            match self.admit(&aabb) {
+                Ok(()) => {}
+                Err(Error::OutsideWorld) if self.config.out_of_bounds == OutOfBounds::Remove => {
+                    self.core.evict(h, slot);
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            }
             let o = self.core.store.obj_mut(slot);
             o.shape = shape;
             o.aabb = aabb;
