@@ -15,7 +15,7 @@ use glam::{Vec2, Vec3};
 use crate::geometry::{Aabb, Vector};
 use crate::index::Item;
 use crate::kernel::tight_pairs::{self, PairScratch};
-use crate::kernel::{Core, Family, Life, PoolNode, PoolParts, Spare};
+use crate::kernel::{Core, Family, Spare};
 use crate::orthtree::NodeState;
 use crate::store::NONE;
 use crate::{Error, Handle, OutOfBounds, ValidationError};
@@ -432,32 +432,6 @@ impl<V: Vector, T> Family<V, T> for Bsp<V, T> {
     }
 }
 
-impl<V: Vector> PoolNode<V> for Node<V> {
-    #[inline]
-    fn pool(&mut self) -> PoolParts<'_, V> {
-        PoolParts {
-            items: &mut self.items,
-            children: &mut self.children,
-            parent: &mut self.parent,
-            child_count: &mut self.child_count,
-            state: &mut self.state,
-            lifespan: &mut self.lifespan,
-            idle_frames: &mut self.idle_frames,
-            listed: &mut self.listed,
-        }
-    }
-
-    #[inline]
-    fn life(&self) -> Life {
-        Life {
-            state: self.state,
-            lifespan: self.lifespan,
-            idle_frames: self.idle_frames,
-            listed: self.listed,
-            child_count: self.child_count,
-            items_capacity: self.items.capacity(),
-        }
-    }
-}
+crate::kernel::impl_pool_node!(Node);
 
 tight_pairs::impl_tight!(Bsp, 1);

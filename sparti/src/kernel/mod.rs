@@ -39,7 +39,9 @@ use std::sync::{Mutex, OnceLock};
 mod pool;
 mod validate;
 
-pub(crate) use pool::{FIRST_LIFESPAN, Life, MAX_LIFESPAN, NodeState, PoolNode, PoolParts};
+pub(crate) use pool::{
+    FIRST_LIFESPAN, Life, MAX_LIFESPAN, NodeState, PoolNode, PoolParts, impl_pool_node,
+};
 pub(crate) use validate::{check_tree, ensure, tree_stats};
 
 use crate::geometry::{Aabb, Region, Shape, Vector};

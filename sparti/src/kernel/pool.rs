@@ -58,6 +58,42 @@ pub(crate) struct Life {
     pub items_capacity: usize,
 }
 
+/// Implements [`PoolNode`] for a family's node type, whose fields bear
+/// the pool's names (`items`, `children`, `parent`, `child_count`,
+/// `state`, `lifespan`, `idle_frames`, `listed`).
+macro_rules! impl_pool_node {
+    ($node:ident) => {
+        impl<V: $crate::Vector> $crate::kernel::PoolNode<V> for $node<V> {
+            #[inline]
+            fn pool(&mut self) -> $crate::kernel::PoolParts<'_, V> {
+                $crate::kernel::PoolParts {
+                    items: &mut self.items,
+                    children: &mut self.children,
+                    parent: &mut self.parent,
+                    child_count: &mut self.child_count,
+                    state: &mut self.state,
+                    lifespan: &mut self.lifespan,
+                    idle_frames: &mut self.idle_frames,
+                    listed: &mut self.listed,
+                }
+            }
+
+            #[inline]
+            fn life(&self) -> $crate::kernel::Life {
+                $crate::kernel::Life {
+                    state: self.state,
+                    lifespan: self.lifespan,
+                    idle_frames: self.idle_frames,
+                    listed: self.listed,
+                    child_count: self.child_count,
+                    items_capacity: self.items.capacity(),
+                }
+            }
+        }
+    };
+}
+pub(crate) use impl_pool_node;
+
 /// A family's node, as the pool sees it.
 pub(crate) trait PoolNode<V: Vector>: TreeNode<V> {
     /// The pool's fields.
@@ -161,6 +197,32 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
         o.aabb = aabb;
         let s = self.store.slot(slot);
         (s.node, s.pos as usize)
+    }
+
+    /// Moves an object still queued for the build (which will place it):
+    /// `admitted` is the family's `admit` of the new box; under the
+    /// `Remove` policy (`remove`) an object it refuses as outside the world
+    /// is evicted, any other refusal leaves the object unchanged.
+    ///
+    /// # Errors
+    /// The refusal, unless the object was evicted.
+    pub fn move_queued(
+        &mut self,
+        m: super::Move<V>,
+        admitted: Result<(), crate::Error>,
+        remove: bool,
+    ) -> Result<(), crate::Error> {
+        match admitted {
+            Ok(()) => {
+                self.set_shape(m.slot, m.shape, m.aabb);
+                Ok(())
+            }
+            Err(crate::Error::OutsideWorld) if remove => {
+                self.evict(m.handle, m.slot);
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Removes an object by the `Remove` policy (L4): out of the tree, out

@@ -24,18 +24,8 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             // Still queued for the build: the build will place it, unless
             // it left the world under a policy that refuses or removes it
             // (as the octree and the BSP do).
-            match self.admit(&aabb) {
-                Ok(()) => {}
-                Err(Error::OutsideWorld) if self.config.out_of_bounds == OutOfBounds::Remove => {
-                    self.core.evict(h, slot);
-                    return Ok(());
-                }
-                Err(e) => return Err(e),
-            }
-            let o = self.core.store.obj_mut(slot);
-            o.shape = shape;
-            o.aabb = aabb;
-            return Ok(());
+            let remove = self.config.out_of_bounds == OutOfBounds::Remove;
+            return self.core.move_queued(m, self.admit(&aabb), remove);
         }
         let (p, e) = Self::extent(&aabb);
         // Fast path: the object's node still holds it (then so does the

@@ -20,18 +20,8 @@ impl<V: Vector, T> Orthtree<V, T> {
         let n = self.core.store.slot(slot).node;
         if n == NONE {
             // Still queued for the build: the build will place it.
-            match self.admit(&aabb) {
-                Ok(()) => {}
-                Err(Error::OutsideWorld) if self.config.out_of_bounds == OutOfBounds::Remove => {
-                    self.core.evict(h, slot);
-                    return Ok(());
-                }
-                Err(e) => return Err(e),
-            }
-            let o = self.core.store.obj_mut(slot);
-            o.shape = shape;
-            o.aabb = aabb;
-            return Ok(());
+            let remove = self.config.out_of_bounds == OutOfBounds::Remove;
+            return self.core.move_queued(m, self.admit(&aabb), remove);
         }
         let root_bounds = self.core.nodes[self.core.root as usize].bounds;
         if !root_bounds.contains(&aabb) {
