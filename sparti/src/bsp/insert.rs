@@ -85,7 +85,7 @@ impl<V: Vector, T> Bsp<V, T> {
             if !node.splits || hi - lo <= capacity {
                 let all = &mut src[lo..hi];
                 Self::in_z_order(&node.bounds, all);
-                self.file_all(n, all, &mut place);
+                self.core.file_all(n, all, &mut place);
                 continue;
             }
             // Counting sort: the objects that stay, then each side.
@@ -109,7 +109,7 @@ impl<V: Vector, T> Bsp<V, T> {
             let bounds = node.bounds;
             let stays = &mut dst[start[0]..start[1]];
             Self::in_z_order(&bounds, stays);
-            self.file_all(n, stays, &mut place);
+            self.core.file_all(n, stays, &mut place);
             for k in 0..2 {
                 if count[k + 1] > 0 {
                     let c = self.child_or_create(n, k);
@@ -130,18 +130,6 @@ impl<V: Vector, T> Bsp<V, T> {
     fn in_z_order(cell: &Aabb<V>, its: &mut [Item<V>]) {
         if its.len() > crate::traverse::CHUNKED {
             its.sort_by_cached_key(|it| (z_order(cell, it.aabb.center()), it.slot));
-        }
-    }
-
-    /// Files objects in node `n`, whose list grows once, noting each
-    /// object's node and position in `place` (by slot).
-    fn file_all(&mut self, n: u32, its: &[Item<V>], place: &mut [(u32, u32)]) {
-        let node = &mut self.core.nodes[n as usize];
-        let base = node.items.len();
-        node.items.reserve_exact(its.len());
-        node.items.extend_from_slice(its);
-        for (i, it) in its.iter().enumerate() {
-            place[it.slot as usize] = (n, (base + i) as u32);
         }
     }
 
@@ -241,7 +229,7 @@ impl<V: Vector, T> Bsp<V, T> {
             self.core.nodes[n as usize].strict |= face;
             let mut i = 0;
             while i < self.core.nodes[n as usize].items.len() {
-                let it = self.core.nodes[n as usize].items[i];
+                let it = self.core.items(n)[i];
                 if touches(&it.aabb) {
                     self.core.unfile_at(n, i);
                     lifted.push((n, it.slot));
@@ -282,7 +270,7 @@ impl<V: Vector, T> Bsp<V, T> {
                 (a, s, splits, false)
             }
         };
-        let fresh = |items: Vec<Item<V>>| Node {
+        let fresh = |items: crate::kernel::Block| Node {
             bounds,
             split,
             items,
@@ -299,12 +287,11 @@ impl<V: Vector, T> Bsp<V, T> {
             listed: false,
         };
         if let Some(n) = self.core.free_nodes.pop() {
-            let items = core::mem::take(&mut self.core.nodes[n as usize].items);
-            self.core.nodes[n as usize] = fresh(items);
+            self.core.nodes[n as usize] = fresh(crate::kernel::Block::default());
             self.core.mark_node(n);
             n
         } else {
-            self.core.nodes.push(fresh(Vec::new()));
+            self.core.nodes.push(fresh(crate::kernel::Block::default()));
             let n = (self.core.nodes.len() - 1) as u32;
             self.core.mark_node(n);
             n
@@ -373,7 +360,7 @@ impl<V: Vector, T> Bsp<V, T> {
         let mut i = 0;
         while i < self.core.nodes[n as usize].items.len() {
             let node = &self.core.nodes[n as usize];
-            let it = node.items[i];
+            let it = self.core.items(n)[i];
             if Self::side_of(node, &it.aabb).is_some() {
                 self.core.unfile_at(n, i);
                 work.push((n, it.slot));

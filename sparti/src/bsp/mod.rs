@@ -95,7 +95,7 @@ pub(crate) struct Node<V: Vector> {
     /// children tile their parent exactly, including nodes made by growth.
     pub split: f32,
     /// The objects filed here.
-    pub items: Vec<Item<V>>,
+    pub items: crate::kernel::Block,
     /// `children[0]` is the half below `split`, `children[1]` the half above.
     pub children: [u32; 2],
     pub parent: u32,

@@ -53,7 +53,7 @@ impl<V: Vector, T> Bsp<V, T> {
                     && node.items.len() <= self.config.leaf_capacity as usize)
                 || Self::side_of(node, &aabb).is_none())
         {
-            self.core.nodes[n as usize].items[pos].aabb = aabb;
+            self.core.items_mut(n)[pos].aabb = aabb;
             return Ok(());
         }
         self.core.unfile_at(n, pos);

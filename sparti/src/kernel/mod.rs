@@ -36,8 +36,11 @@ pub(crate) mod tight_pairs;
 use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
+mod lists;
 mod pool;
 mod validate;
+
+pub(crate) use lists::{Block, Lists};
 
 pub(crate) use pool::{
     FIRST_LIFESPAN, Life, MAX_LIFESPAN, NodeState, PoolNode, PoolParts, impl_pool_node,
@@ -217,6 +220,8 @@ impl<S: Default> Spare<S> {
 pub(crate) struct Core<V: Vector, T, N> {
     pub store: Store<Object<V, T>>,
     pub nodes: Vec<N>,
+    /// Every node's objects, in one array (see [`Lists`]).
+    pub lists: Lists<V>,
     pub free_nodes: Vec<u32>,
     /// The root node, `NONE` for a tree not built yet.
     pub root: u32,
@@ -224,7 +229,8 @@ pub(crate) struct Core<V: Vector, T, N> {
     pub pending: Vec<u32>,
     /// Empty leaves counting down (L5).
     pub idle: Vec<u32>,
-    /// A spare buffer for `idle` while it is aged.
+    /// A spare buffer for `idle` while it is aged, and for the stack of
+    /// [`Core::tidy`] (empty between the two).
     pub idle_spare: Vec<u32>,
     /// Objects removed by the `Remove` policy, for the caller to collect.
     pub evicted: Vec<(Handle, T)>,
@@ -239,6 +245,7 @@ impl<V: Vector, T, N: TreeNode<V>> Default for Core<V, T, N> {
         Self {
             store: Store::default(),
             nodes: Vec::new(),
+            lists: Lists::default(),
             free_nodes: Vec::new(),
             root: NONE,
             pending: Vec::new(),
@@ -269,20 +276,35 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
 
     /// Brings the query boxes up to date now.
     pub fn settle(&mut self) {
-        let (nodes, root) = (&self.nodes, self.root);
-        self.sub.settle(|s| s.refresh(nodes, root));
+        let (nodes, lists, root) = (&self.nodes, &self.lists, self.root);
+        self.sub.settle(|s| s.refresh(nodes, lists, root));
+    }
+
+    /// The objects filed in node `n`.
+    #[inline]
+    pub fn items(&self, n: u32) -> &[crate::index::Item<V>] {
+        self.lists.get(self.nodes[n as usize].block())
+    }
+
+    /// The objects filed in node `n`, mutably (their boxes; a change to
+    /// the list must mark the node).
+    #[inline]
+    pub fn items_mut(&mut self, n: u32) -> &mut [crate::index::Item<V>] {
+        let b = self.nodes[n as usize].block();
+        self.lists.get_mut(b)
     }
 
     /// The tree as the shared queries see it, its query boxes brought up
     /// to date if a change came since the last query.
     #[inline]
     pub fn view(&self) -> Tree<'_, V, T, N> {
-        let (nodes, root) = (&self.nodes, self.root);
+        let (nodes, lists, root) = (&self.nodes, &self.lists, self.root);
         Tree {
             nodes,
+            lists: &lists.items,
             root,
             store: &self.store,
-            sub: self.sub.get(|s| s.refresh(nodes, root)),
+            sub: self.sub.get(|s| s.refresh(nodes, lists, root)),
             pending: &self.pending,
         }
     }
@@ -354,6 +376,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
                 + self.idle_spare.capacity())
                 * size_of::<u32>()
             + self.sub.with_current(SubBounds::memory_bytes)
+            + self.lists.memory()
     }
 }
 
@@ -633,6 +656,7 @@ pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) {
     let core = s.core_mut();
     core.pending = pending;
     core.pending.clear();
+    core.tidy();
 }
 
 /// The [`Family`] methods every family writes as inherent methods of the
@@ -706,6 +730,7 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
             core.mark_node(n);
         }
     }
+    core.tidy();
     r
 }
 
@@ -863,6 +888,7 @@ macro_rules! impl_spatial_index {
                 core.mark_stale();
                 core.store.clear();
                 core.nodes.clear();
+                core.lists.clear();
                 core.free_nodes.clear();
                 core.root = $crate::store::NONE;
                 core.pending.clear();
@@ -877,7 +903,9 @@ macro_rules! impl_spatial_index {
 
             fn end_frame(&mut self) {
                 $crate::kernel::build_pending(self);
-                $crate::kernel::Family::core_mut(self).age_idle_nodes();
+                let core = $crate::kernel::Family::core_mut(self);
+                core.age_idle_nodes();
+                core.tidy();
             }
 
             fn query<R: $crate::Region<V>>(
@@ -1041,7 +1069,7 @@ macro_rules! impl_spatial_index {
                 $crate::kernel::check_tree(self)?;
                 let core = $crate::kernel::Family::core(self);
                 core.sub
-                    .with_current(|s| s.check(&core.nodes, core.root))
+                    .with_current(|s| s.check(&core.nodes, &core.lists.items, core.root))
                     .map_err($crate::ValidationError)
             }
         }

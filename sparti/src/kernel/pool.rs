@@ -14,11 +14,6 @@ use crate::traverse::TreeNode;
 pub(crate) const FIRST_LIFESPAN: u8 = 8;
 /// The longest lifespan an empty leaf can earn by being reused (L5).
 pub(crate) const MAX_LIFESPAN: u8 = 64;
-/// The item capacity a pruned node keeps for its reuse. Without a cap,
-/// every pooled node kept the largest item list it ever held, and a steady
-/// stream of objects made memory creep up for ever (the soak test saw +43%
-/// between frames 10,000 and 100,000).
-pub(crate) const FREED_ITEMS_CAPACITY: usize = 8;
 
 /// Where a node of the pool stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,8 +27,8 @@ pub(crate) enum NodeState {
 }
 
 /// The fields of a family's node the pool works on, borrowed together.
-pub(crate) struct PoolParts<'a, V: Vector> {
-    pub items: &'a mut Vec<Item<V>>,
+pub(crate) struct PoolParts<'a> {
+    pub items: &'a mut super::Block,
     pub children: &'a mut [u32],
     pub parent: &'a mut u32,
     pub child_count: &'a mut u8,
@@ -54,8 +49,6 @@ pub(crate) struct Life {
     pub idle_frames: u8,
     pub listed: bool,
     pub child_count: u8,
-    /// The capacity of the node's item list.
-    pub items_capacity: usize,
 }
 
 /// Implements [`PoolNode`] for a family's node type, whose fields bear
@@ -65,7 +58,7 @@ macro_rules! impl_pool_node {
     ($node:ident) => {
         impl<V: $crate::Vector> $crate::kernel::PoolNode<V> for $node<V> {
             #[inline]
-            fn pool(&mut self) -> $crate::kernel::PoolParts<'_, V> {
+            fn pool(&mut self) -> $crate::kernel::PoolParts<'_> {
                 $crate::kernel::PoolParts {
                     items: &mut self.items,
                     children: &mut self.children,
@@ -86,7 +79,6 @@ macro_rules! impl_pool_node {
                     idle_frames: self.idle_frames,
                     listed: self.listed,
                     child_count: self.child_count,
-                    items_capacity: self.items.capacity(),
                 }
             }
         }
@@ -97,24 +89,65 @@ pub(crate) use impl_pool_node;
 /// A family's node, as the pool sees it.
 pub(crate) trait PoolNode<V: Vector>: TreeNode<V> {
     /// The pool's fields.
-    fn pool(&mut self) -> PoolParts<'_, V>;
+    fn pool(&mut self) -> PoolParts<'_>;
 
     /// The node's place in the lifecycle.
     fn life(&self) -> Life;
 }
 
 impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
+    /// Files objects in node `n` at once, noting each object's node and
+    /// position in `place` (by slot): the bulk builds' filing, whose
+    /// caller writes `place` to the store.
+    pub fn file_all(&mut self, n: u32, its: &[Item<V>], place: &mut [(u32, u32)]) {
+        let block = self.nodes[n as usize].pool().items;
+        let base = self.lists.extend(block, its);
+        for (i, it) in its.iter().enumerate() {
+            place[it.slot as usize] = (n, base + i as u32);
+        }
+    }
+
+    /// Rewrites the object lists in depth-first order of the tree when
+    /// the room abandoned by lists that moved outweighs the objects (see
+    /// [`super::Lists`]). Called where the tree is whole (every node that
+    /// holds objects reachable from the root): at the start of a change
+    /// and at the build step.
+    pub fn tidy(&mut self) {
+        if !self.lists.untidy() || self.root == NONE {
+            return;
+        }
+        self.lists.start_rewrite();
+        let mut stack = core::mem::take(&mut self.idle_spare);
+        let keep = stack.len();
+        stack.push(self.root);
+        while stack.len() > keep {
+            let n = stack.pop().expect("the stack holds the root's descendants");
+            let p = self.nodes[n as usize].pool();
+            self.lists.rewrite_block(p.items);
+            // Reversed, so that the first child comes out first.
+            for &c in p.children.iter().rev() {
+                if c != NONE {
+                    stack.push(c);
+                }
+            }
+        }
+        self.idle_spare = stack;
+        self.lists.finish_rewrite();
+    }
+
     /// Adds an object to node `n`'s list.
     pub fn file(&mut self, n: u32, slot: u32, aabb: Aabb<V>) {
         self.mark_node(n);
         let is_static = self.store.obj(slot).is_static;
-        let items = self.nodes[n as usize].pool().items;
-        let pos = items.len() as u32;
-        items.push(Item {
-            aabb,
-            slot,
-            is_static,
-        });
+        let block = self.nodes[n as usize].pool().items;
+        let pos = self.lists.push(
+            block,
+            Item {
+                aabb,
+                slot,
+                is_static,
+            },
+        );
         let s = self.store.slot_mut(slot);
         s.node = n;
         s.pos = pos;
@@ -126,10 +159,9 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
     /// empty.
     pub fn unfile_at(&mut self, n: u32, i: usize) {
         self.mark_node(n);
-        let items = self.nodes[n as usize].pool().items;
-        items.swap_remove(i);
-        if let Some(moved) = items.get(i) {
-            self.store.slot_mut(moved.slot).pos = i as u32;
+        let block = self.nodes[n as usize].pool().items;
+        if let Some(moved) = self.lists.swap_remove(block, i) {
+            self.store.slot_mut(moved).pos = i as u32;
         }
     }
 
@@ -169,7 +201,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
         fits: impl Fn(&Aabb<V>) -> bool,
     ) -> Option<Vec<Item<V>>> {
         let r = self.nodes[self.root as usize].life();
-        let root_items = self.nodes[self.root as usize].items().len();
+        let root_items = self.nodes[self.root as usize].block().len();
         if pending.len() < 2 || r.child_count != 0 || root_items != 0 {
             return None;
         }
@@ -277,7 +309,6 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
             *p.listed = false;
             *p.state = NodeState::Free;
             *p.parent = NONE;
-            p.items.shrink_to(FREED_ITEMS_CAPACITY);
             self.free_nodes.push(n);
             let pp = self.nodes[parent as usize].pool();
             let k = pp

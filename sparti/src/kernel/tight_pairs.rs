@@ -149,6 +149,7 @@ impl<V: Vector> PairScratch<V> {
 /// planned nodes' visits and bound tests, as the search would.
 fn plan<V: Vector, N: TightNode<V>>(
     nodes: &[N],
+    lists: &[Item<V>],
     root: u32,
     plan: &mut Plan<V>,
     counters: &mut Counters,
@@ -176,7 +177,8 @@ fn plan<V: Vector, N: TightNode<V>>(
             }
         }
         let mid = cands.len() as u32;
-        if !node.items().is_empty() {
+        let items = &lists[node.block().range()];
+        if !items.is_empty() {
             tasks.push(Task::Own {
                 node: n,
                 start,
@@ -184,7 +186,7 @@ fn plan<V: Vector, N: TightNode<V>>(
             });
         }
         if node.has_children() {
-            cands.extend_from_slice(node.items());
+            cands.extend_from_slice(items);
             let end = cands.len() as u32;
             for &c in node.children() {
                 if c == NONE {
@@ -207,6 +209,8 @@ fn plan<V: Vector, N: TightNode<V>>(
 /// The planned search over a tree's nodes: what every task reads.
 pub(crate) struct Job<'a, V: Vector, T, N> {
     nodes: &'a [N],
+    /// The nodes' object lists.
+    lists: &'a [Item<V>],
     plan: &'a Plan<V>,
     store: &'a Store<Object<V, T>>,
     matrix: &'a LayerMatrix,
@@ -242,9 +246,10 @@ impl<V: Vector, T, N: TightNode<V>> Job<'_, V, T, N> {
                 }
             }
             let mid = buf.len();
-            cx.node(node.items(), &mut buf[start..mid], sorted);
+            let items = &self.lists[node.block().range()];
+            cx.node(items, &mut buf[start..mid], sorted);
             if node.has_children() {
-                buf.extend_from_slice(node.items());
+                buf.extend_from_slice(items);
                 let end = buf.len() as u32;
                 for &c in node.children() {
                     if c != NONE {
@@ -280,7 +285,7 @@ impl<V: Vector, T, N: TightNode<V>> PairTasks<V, T> for Job<'_, V, T, N> {
             .extend_from_slice(&self.plan.cands[start as usize..end as usize]);
         match task {
             Task::Own { .. } => {
-                let items = self.nodes[node as usize].items();
+                let items = &self.lists[self.nodes[node as usize].block().range()];
                 cx.node(items, &mut work.cands, &mut work.sorted);
             }
             Task::Subtree { .. } => self.subtree(&mut cx, node, work),
@@ -300,9 +305,10 @@ pub(crate) fn find_pairs<V: Vector, T, S: TightFamily<V, T>, F>(
     let core = tree.core();
     let mut s = tree.pair_scratch().take();
     let PairScratch { plan: p, work } = &mut s;
-    plan(&core.nodes, core.root, p, counters);
+    plan(&core.nodes, &core.lists.items, core.root, p, counters);
     let job = Job {
         nodes: &core.nodes,
+        lists: &core.lists.items,
         plan: p,
         store: &core.store,
         matrix: &core.matrix,
@@ -332,9 +338,16 @@ pub(crate) fn par_collect<V: Vector, T, S: TightFamily<V, T>, R, M>(
         return;
     }
     let mut s = tree.pair_scratch().take();
-    plan(&core.nodes, core.root, &mut s.plan, &mut counters);
+    plan(
+        &core.nodes,
+        &core.lists.items,
+        core.root,
+        &mut s.plan,
+        &mut counters,
+    );
     let job = Job {
         nodes: &core.nodes,
+        lists: &core.lists.items,
         plan: &s.plan,
         store: &core.store,
         matrix: &core.matrix,

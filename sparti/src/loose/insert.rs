@@ -3,7 +3,6 @@
 
 use super::{LooseOrthtree, Node};
 use crate::geometry::{Aabb, Vector};
-use crate::index::Item;
 use crate::orthtree::{FIRST_LIFESPAN, NodeState, within_limits};
 use crate::store::NONE;
 use crate::{Error, OutOfBounds};
@@ -89,7 +88,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             let (src, dst) = split_pair(&mut bufs, b);
             let node = &self.core.nodes[n as usize];
             if node.level == 0 || (capacity > 0 && hi - lo <= capacity) {
-                self.file_all(n, &src[lo..hi], &mut place);
+                self.core.file_all(n, &src[lo..hi], &mut place);
                 continue;
             }
             // Counting sort: the objects that stay, then each child's.
@@ -118,7 +117,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                 dst[next[k as usize]] = *it;
                 next[k as usize] += 1;
             }
-            self.file_all(n, &dst[start[0]..start[1]], &mut place);
+            self.core.file_all(n, &dst[start[0]..start[1]], &mut place);
             for k in 0..stay {
                 if count[k + 1] > 0 {
                     let c = self.child_or_create(n, k);
@@ -133,18 +132,6 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             s.pos = pos;
         }
         true
-    }
-
-    /// Files objects in node `n`, whose list grows once, noting each
-    /// object's node and position in `place` (by slot).
-    fn file_all(&mut self, n: u32, its: &[Item<V>], place: &mut [(u32, u32)]) {
-        let node = &mut self.core.nodes[n as usize];
-        let base = node.items.len();
-        node.items.reserve_exact(its.len());
-        node.items.extend_from_slice(its);
-        for (i, it) in its.iter().enumerate() {
-            place[it.slot as usize] = (n, (base + i) as u32);
-        }
     }
 
     /// Creates the root: the smallest cell of side `min_node_size * 2^k`
@@ -236,7 +223,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let pad = self.pad(self.core.nodes[old as usize].level);
         let mut i = 0;
         while i < self.core.nodes[old as usize].items.len() {
-            let it = self.core.nodes[old as usize].items[i];
+            let it = self.core.items(old)[i];
             if Self::extent(&it.aabb).1 > pad {
                 self.core.unfile_at(old, i);
                 self.core.file(new, it.slot, it.aabb);
@@ -249,7 +236,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// A node from the free list or a new one, with its loose bounds.
     pub(crate) fn alloc_node(&mut self, cell: Aabb<V>, center: V, parent: u32, level: u16) -> u32 {
         let loose = Self::loosen(&cell, self.pad(level));
-        let fresh = |items: Vec<Item<V>>| Node {
+        let fresh = |items: crate::kernel::Block| Node {
             cell,
             loose,
             center,
@@ -264,12 +251,11 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             listed: false,
         };
         if let Some(n) = self.core.free_nodes.pop() {
-            let items = core::mem::take(&mut self.core.nodes[n as usize].items);
-            self.core.nodes[n as usize] = fresh(items);
+            self.core.nodes[n as usize] = fresh(crate::kernel::Block::default());
             self.core.mark_node(n);
             n
         } else {
-            self.core.nodes.push(fresh(Vec::new()));
+            self.core.nodes.push(fresh(crate::kernel::Block::default()));
             let n = (self.core.nodes.len() - 1) as u32;
             self.core.mark_node(n);
             n
@@ -339,7 +325,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let mut i = 0;
         while i < self.core.nodes[n as usize].items.len() {
             let node = &self.core.nodes[n as usize];
-            let it = node.items[i];
+            let it = self.core.items(n)[i];
             let (p, e) = Self::extent(&it.aabb);
             if self.deeper(node, &it.aabb, p, e).is_some() {
                 self.core.unfile_at(n, i);

@@ -473,7 +473,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             }
             let node = &nodes[n as usize];
             let item_start = items.len() as u32;
-            items.extend_from_slice(&node.items);
+            items.extend_from_slice(self.core.lists.get(node.items));
             let kid_start = kids.len() as u32;
             for &c in &node.children {
                 if c != NONE && nodes[c as usize].state != NodeState::Idle {

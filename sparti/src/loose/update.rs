@@ -38,7 +38,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             let o = self.core.store.obj_mut(slot);
             o.shape = shape;
             o.aabb = aabb;
-            self.core.nodes[n as usize].items[pos].aabb = aabb;
+            self.core.items_mut(n)[pos].aabb = aabb;
             self.moves.in_place += 1;
             return Ok(());
         }
@@ -55,7 +55,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         // The place is read after any growth, which may have lifted the object.
         let (n, pos) = self.core.set_shape(slot, shape, aabb);
         if self.settles(n, &aabb, p, e) {
-            self.core.nodes[n as usize].items[pos].aabb = aabb;
+            self.core.items_mut(n)[pos].aabb = aabb;
             self.moves.in_place += 1;
             return Ok(());
         }

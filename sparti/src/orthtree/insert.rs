@@ -4,7 +4,6 @@
 use super::{FIRST_LIFESPAN, Node, NodeState, Orthtree, OutOfBounds, within_limits};
 use crate::Error;
 use crate::geometry::{Aabb, Vector};
-use crate::index::Item;
 use crate::store::NONE;
 use crate::traverse::z_order;
 
@@ -84,7 +83,7 @@ impl<V: Vector, T> Orthtree<V, T> {
             let node = &self.core.nodes[n as usize];
             if node.level == 0 || hi - lo == 1 {
                 let (src, _) = split_pair(&mut bufs, b);
-                self.file_all(n, &src[lo..hi], &mut place);
+                self.core.file_all(n, &src[lo..hi], &mut place);
                 continue;
             }
             // Counting sort by octant, the objects that stay first.
@@ -114,7 +113,7 @@ impl<V: Vector, T> Orthtree<V, T> {
                 let cell = self.core.nodes[n as usize].bounds;
                 stays.sort_by_cached_key(|it| (z_order(&cell, it.aabb.center()), it.slot));
             }
-            self.file_all(n, stays, &mut place);
+            self.core.file_all(n, stays, &mut place);
             for k in 0..stay {
                 if count[k + 1] > 0 {
                     let c = self.child_or_create(n, k);
@@ -145,18 +144,6 @@ impl<V: Vector, T> Orthtree<V, T> {
             fits &= up | down;
         }
         (k + 1) * usize::from(fits)
-    }
-
-    /// Files objects in node `n`, whose list grows once, noting each
-    /// object's node and position in `place` (by slot).
-    fn file_all(&mut self, n: u32, its: &[Item<V>], place: &mut [(u32, u32)]) {
-        let node = &mut self.core.nodes[n as usize];
-        let base = node.items.len();
-        node.items.reserve_exact(its.len());
-        node.items.extend_from_slice(its);
-        for (i, it) in its.iter().enumerate() {
-            place[it.slot as usize] = (n, (base + i) as u32);
-        }
     }
 
     /// Creates the root: the smallest cube of side `min_node_size * 2^k`
@@ -256,7 +243,7 @@ impl<V: Vector, T> Orthtree<V, T> {
         while let Some((n, _)) = stack.pop() {
             let mut i = 0;
             while i < self.core.nodes[n as usize].items.len() {
-                let it = self.core.nodes[n as usize].items[i];
+                let it = self.core.items(n)[i];
                 if touches(&it.aabb) {
                     self.core.unfile_at(n, i);
                     lifted.push((n, it.slot));
@@ -288,7 +275,7 @@ impl<V: Vector, T> Orthtree<V, T> {
         parent: u32,
         level: u16,
     ) -> u32 {
-        let fresh = |items: Vec<Item<V>>| Node {
+        let fresh = |items: crate::kernel::Block| Node {
             bounds,
             center,
             items,
@@ -302,12 +289,11 @@ impl<V: Vector, T> Orthtree<V, T> {
             listed: false,
         };
         if let Some(n) = self.core.free_nodes.pop() {
-            let items = core::mem::take(&mut self.core.nodes[n as usize].items);
-            self.core.nodes[n as usize] = fresh(items);
+            self.core.nodes[n as usize] = fresh(crate::kernel::Block::default());
             self.core.mark_node(n);
             n
         } else {
-            self.core.nodes.push(fresh(Vec::new()));
+            self.core.nodes.push(fresh(crate::kernel::Block::default()));
             let n = (self.core.nodes.len() - 1) as u32;
             self.core.mark_node(n);
             n
@@ -374,7 +360,7 @@ impl<V: Vector, T> Orthtree<V, T> {
         let mut i = 0;
         while i < self.core.nodes[n as usize].items.len() {
             let node = &self.core.nodes[n as usize];
-            let it = node.items[i];
+            let it = self.core.items(n)[i];
             if Self::octant_of(node, &it.aabb).is_some() {
                 self.core.unfile_at(n, i);
                 work.push((n, it.slot));

@@ -70,7 +70,7 @@ pub(crate) struct Node<V: Vector> {
     /// so children tile their parent exactly even after the root grows.
     pub center: V,
     /// The objects filed here.
-    pub items: Vec<Item<V>>,
+    pub items: crate::kernel::Block,
     /// Child `k` covers the half of each axis `i` given by bit `i` of `k`
     /// (set: the upper half).
     pub children: [u32; 8],

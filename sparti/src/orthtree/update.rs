@@ -44,7 +44,7 @@ impl<V: Vector, T> Orthtree<V, T> {
                 || (node.child_count == 0 && node.items.len() == 1)
                 || Self::octant_of(node, &aabb).is_none())
         {
-            self.core.nodes[n as usize].items[pos].aabb = aabb;
+            self.core.items_mut(n)[pos].aabb = aabb;
             return Ok(());
         }
         self.core.unfile_at(n, pos);
