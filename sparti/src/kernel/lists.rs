@@ -113,7 +113,7 @@ impl<V: Vector> Lists<V> {
     /// Makes room in `b` for `extra` more objects: in place when `b` ends
     /// the array, else as a new block with (at least) twice the room (a
     /// free one of that size, or at the end), the old one given up.
-    fn reserve(&mut self, b: &mut Block, extra: u32) {
+    fn make_room(&mut self, b: &mut Block, extra: u32) {
         let need = b.len + extra;
         if need <= b.cap {
             return;
@@ -168,11 +168,16 @@ impl<V: Vector> Lists<V> {
         }
     }
 
+    /// Makes room for `n` more objects in the array, exactly.
+    pub fn reserve(&mut self, n: usize) {
+        self.items.reserve_exact(n);
+    }
+
     /// Appends an object to `b`, returning its position in the list.
     #[inline]
     pub fn push(&mut self, b: &mut Block, it: Item<V>) -> u32 {
         if b.len == b.cap {
-            self.reserve(b, 1);
+            self.make_room(b, 1);
         }
         self.items[(b.start + b.len) as usize] = it;
         b.len += 1;
@@ -183,7 +188,7 @@ impl<V: Vector> Lists<V> {
     /// Appends objects to `b`, returning the position of the first.
     pub fn extend(&mut self, b: &mut Block, its: &[Item<V>]) -> u32 {
         let base = b.len;
-        self.reserve(b, its.len() as u32);
+        self.make_room(b, its.len() as u32);
         let at = (b.start + b.len) as usize;
         self.items[at..at + its.len()].copy_from_slice(its);
         b.len += its.len() as u32;

@@ -647,6 +647,9 @@ pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) {
         s.first_root();
     }
     let pending = core::mem::take(&mut s.core_mut().pending);
+    // Room for the batch at once (a bulk build fills the lists in one go,
+    // and growth by doubling would leave up to half the array unused).
+    s.core_mut().lists.reserve(pending.len());
     if !s.build_fresh(&pending) {
         for &slot in &pending {
             s.file_queued(slot);
