@@ -1,12 +1,14 @@
 //! Insertion: the pending queue and its one-pass build (L2), placing an
 //! object in the deepest node that contains it, and growing the root (L4).
 
+use core::mem::take;
+
 use super::{Bsp, Node, layout};
 use crate::Error;
 use crate::OutOfBounds;
 use crate::geometry::{Aabb, Vector};
 use crate::index::Item;
-use crate::orthtree::{FIRST_LIFESPAN, NodeState, within_limits};
+use crate::orthtree::within_limits;
 use crate::store::NONE;
 use crate::traverse::z_order;
 
@@ -216,41 +218,17 @@ impl<V: Vector, T> Bsp<V, T> {
     /// now keep objects strictly inside it.
     fn lift_objects_on_new_plane(&mut self, old: u32) {
         let root = &self.core.nodes[self.core.root as usize];
-        let (a, s, root_id) = (root.axis as usize, root.split, self.core.root);
+        let (a, s) = (root.axis as usize, root.split);
         let k = usize::from(root.children[1] == old);
         let face = Self::split_face(root.axis, k);
         let touches = |b: &Aabb<V>| b.min.get(a) <= s && s <= b.max.get(a);
-        let mut lifted = core::mem::take(&mut self.work);
-        let mut stack = core::mem::take(&mut self.stack);
-        stack.clear();
-        stack.push((old, 0));
-        while let Some((n, _)) = stack.pop() {
-            // Every node visited lies on the plane, on the old root's side.
-            self.core.nodes[n as usize].strict |= face;
-            let mut i = 0;
-            while i < self.core.nodes[n as usize].items.len() {
-                let it = self.core.items(n)[i];
-                if touches(&it.aabb) {
-                    self.core.unfile_at(n, i);
-                    lifted.push((n, it.slot));
-                } else {
-                    i += 1;
-                }
-            }
-            for &c in &self.core.nodes[n as usize].children {
-                if c != NONE && touches(&self.core.nodes[c as usize].bounds) {
-                    stack.push((c, 0));
-                }
-            }
-        }
-        self.stack = stack;
-        for &(n, slot) in &lifted {
-            let aabb = self.core.store.obj(slot).aabb;
-            self.core.file(root_id, slot, aabb);
-            self.core.note_if_empty(n);
-        }
-        lifted.clear();
-        self.work = lifted;
+        let (mut lifted, mut stack) = (take(&mut self.work), take(&mut self.stack));
+        let enter = |c: &Node<V>| touches(&c.bounds);
+        // Every node visited lies on the plane, on the old root's side.
+        let visit = |n: &mut Node<V>| n.strict |= face;
+        self.core
+            .lift_to_root(old, touches, enter, visit, &mut stack, &mut lifted);
+        (self.work, self.stack) = (lifted, stack);
     }
 
     /// A node from the free list or a new one. `growth`: the axis and split
@@ -270,10 +248,10 @@ impl<V: Vector, T> Bsp<V, T> {
                 (a, s, splits, false)
             }
         };
-        let fresh = |items: crate::kernel::Block| Node {
+        self.core.alloc(Node {
             bounds,
             split,
-            items,
+            items: crate::kernel::Block::default(),
             children: [NONE; 2],
             parent,
             axis,
@@ -281,21 +259,8 @@ impl<V: Vector, T> Bsp<V, T> {
             strict,
             grown,
             child_count: 0,
-            state: NodeState::Live,
-            lifespan: FIRST_LIFESPAN,
-            idle_frames: 0,
-            listed: false,
-        };
-        if let Some(n) = self.core.free_nodes.pop() {
-            self.core.nodes[n as usize] = fresh(crate::kernel::Block::default());
-            self.core.mark_node(n);
-            n
-        } else {
-            self.core.nodes.push(fresh(crate::kernel::Block::default()));
-            let n = (self.core.nodes.len() - 1) as u32;
-            self.core.mark_node(n);
-            n
-        }
+            life: crate::kernel::Lifecycle::NEW,
+        })
     }
 
     /// Child `k` of `n`, created if absent.
@@ -308,10 +273,7 @@ impl<V: Vector, T> Bsp<V, T> {
         let bounds = Self::child_bounds(p, k);
         let strict = p.strict | Self::split_face(p.axis, k);
         let c = self.alloc_node(bounds, n, None, strict);
-        let node = &mut self.core.nodes[n as usize];
-        node.children[k] = c;
-        node.child_count += 1;
-        self.core.mark_used(n);
+        self.core.link_child(n, k, c);
         c
     }
 

@@ -1,10 +1,10 @@
 //! Moving and removing objects (L3), and pruning empty branches (L5).
 
 use super::Bsp;
+use crate::Error;
 use crate::geometry::Vector;
-use crate::kernel::Move;
+use crate::kernel::{Move, leave_world};
 use crate::store::NONE;
-use crate::{Error, OutOfBounds};
 
 impl<V: Vector, T> Bsp<V, T> {
     /// Moves or resizes an object: starts from its node, climbs to the first
@@ -14,25 +14,21 @@ impl<V: Vector, T> Bsp<V, T> {
     #[inline]
     pub(crate) fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error> {
         let Move {
-            handle: h,
-            slot,
-            shape,
-            aabb,
+            slot, shape, aabb, ..
         } = m;
         // The world is the root once built, the preset world before; a tree
         // without either takes whatever its first build is given.
         let world = self.root_bounds().or(self.config.world);
-        if world.is_some_and(|w| !w.contains(&aabb)) {
-            match self.config.out_of_bounds {
-                // A queued object is placed, growing the root, by the build.
-                OutOfBounds::Grow if self.core.root != NONE => self.grow_to(&aabb)?,
-                OutOfBounds::Grow => {}
-                OutOfBounds::Reject => return Err(Error::OutsideWorld),
-                OutOfBounds::Remove => {
-                    self.core.evict(h, slot);
-                    return Ok(());
-                }
+        // A queued object is placed, growing the root, by the build.
+        let grow = |t: &mut Self| {
+            if t.core.root == NONE {
+                Ok(())
+            } else {
+                t.grow_to(&aabb)
             }
+        };
+        if world.is_some_and(|w| !w.contains(&aabb)) && leave_world(self, &m, grow)? {
+            return Ok(());
         }
         if self.core.store.slot(slot).node == NONE {
             // Still queued: the build will place it.

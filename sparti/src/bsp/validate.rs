@@ -251,25 +251,25 @@ mod tests {
         });
         breaks("empty leaf", |t| {
             let n = t.core.idle[0] as usize;
-            t.core.nodes[n].state = crate::orthtree::NodeState::Live;
+            t.core.nodes[n].life.state = crate::orthtree::NodeState::Live;
         });
         breaks("not listed", |t| {
             let n = t.core.idle.pop().unwrap() as usize;
-            t.core.nodes[n].listed = false;
+            t.core.nodes[n].life.listed = false;
         });
         breaks("outlived", |t| {
             let n = t.core.idle[0] as usize;
-            t.core.nodes[n].idle_frames = 8;
+            t.core.nodes[n].life.idle_frames = 8;
         });
         breaks("lifespan", |t| {
             let root = t.core.root as usize;
-            t.core.nodes[root].lifespan = 12;
+            t.core.nodes[root].life.lifespan = 12;
         });
         breaks("duplicates", |t| {
             let n = t.core.idle[0];
             t.core.idle.push(n);
             let m = t.core.root as usize;
-            t.core.nodes[m].listed = true;
+            t.core.nodes[m].life.listed = true;
         });
         breaks("strict faces", |t| {
             let (c, _) = child_and_slot(t);

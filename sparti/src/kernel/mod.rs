@@ -43,7 +43,7 @@ mod validate;
 pub(crate) use lists::{Block, Lists};
 
 pub(crate) use pool::{
-    FIRST_LIFESPAN, Life, MAX_LIFESPAN, NodeState, PoolNode, PoolParts, impl_pool_node,
+    FIRST_LIFESPAN, Life, Lifecycle, MAX_LIFESPAN, NodeState, PoolNode, PoolParts, impl_pool_node,
 };
 pub(crate) use validate::{check_tree, ensure, tree_stats};
 
@@ -711,6 +711,28 @@ pub(crate) struct Move<V: Vector> {
     pub slot: u32,
     pub shape: Shape<V>,
     pub aabb: Aabb<V>,
+}
+
+/// The out-of-bounds policy (L4) for a move whose box the root cannot
+/// hold: `Grow` runs `grow`, `Reject` refuses the move, `Remove` evicts
+/// the object. Returns true when the object was evicted (the move is
+/// over).
+///
+/// # Errors
+/// [`Error::OutsideWorld`] under `Reject`; `grow`'s error under `Grow`.
+pub(crate) fn leave_world<V: Vector, T, S: Family<V, T>>(
+    s: &mut S,
+    m: &Move<V>,
+    grow: impl FnOnce(&mut S) -> Result<(), Error>,
+) -> Result<bool, Error> {
+    match s.out_of_bounds() {
+        crate::OutOfBounds::Grow => grow(s).map(|()| false),
+        crate::OutOfBounds::Reject => Err(Error::OutsideWorld),
+        crate::OutOfBounds::Remove => {
+            s.core_mut().evict(m.handle, m.slot);
+            Ok(true)
+        }
+    }
 }
 
 /// [`SpatialIndex::update`](crate::SpatialIndex::update) of a checked

@@ -26,19 +26,36 @@ pub(crate) enum NodeState {
     Free,
 }
 
+/// Where a node stands in lazy pruning (L5): a field of every family's
+/// node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Lifecycle {
+    pub state: NodeState,
+    /// Frames an empty leaf lives before it is pruned (8, doubling to 64).
+    pub lifespan: u8,
+    /// Frames spent idle so far.
+    pub idle_frames: u8,
+    /// True while the node has an entry in the idle list.
+    pub listed: bool,
+}
+
+impl Lifecycle {
+    /// A node just made (or taken from the free list).
+    pub const NEW: Self = Self {
+        state: NodeState::Live,
+        lifespan: FIRST_LIFESPAN,
+        idle_frames: 0,
+        listed: false,
+    };
+}
+
 /// The fields of a family's node the pool works on, borrowed together.
 pub(crate) struct PoolParts<'a> {
     pub items: &'a mut super::Block,
     pub children: &'a mut [u32],
     pub parent: &'a mut u32,
     pub child_count: &'a mut u8,
-    pub state: &'a mut NodeState,
-    /// Frames an empty leaf lives before it is pruned (8, doubling to 64).
-    pub lifespan: &'a mut u8,
-    /// Frames spent idle so far.
-    pub idle_frames: &'a mut u8,
-    /// True while the node has an entry in the idle list.
-    pub listed: &'a mut bool,
+    pub life: &'a mut Lifecycle,
 }
 
 /// A node's place in the lifecycle, read (for checks and statistics).
@@ -53,7 +70,7 @@ pub(crate) struct Life {
 
 /// Implements [`PoolNode`] for a family's node type, whose fields bear
 /// the pool's names (`items`, `children`, `parent`, `child_count`,
-/// `state`, `lifespan`, `idle_frames`, `listed`).
+/// `life`).
 macro_rules! impl_pool_node {
     ($node:ident) => {
         impl<V: $crate::Vector> $crate::kernel::PoolNode<V> for $node<V> {
@@ -64,20 +81,17 @@ macro_rules! impl_pool_node {
                     children: &mut self.children,
                     parent: &mut self.parent,
                     child_count: &mut self.child_count,
-                    state: &mut self.state,
-                    lifespan: &mut self.lifespan,
-                    idle_frames: &mut self.idle_frames,
-                    listed: &mut self.listed,
+                    life: &mut self.life,
                 }
             }
 
             #[inline]
             fn life(&self) -> $crate::kernel::Life {
                 $crate::kernel::Life {
-                    state: self.state,
-                    lifespan: self.lifespan,
-                    idle_frames: self.idle_frames,
-                    listed: self.listed,
+                    state: self.life.state,
+                    lifespan: self.life.lifespan,
+                    idle_frames: self.life.idle_frames,
+                    listed: self.life.listed,
                     child_count: self.child_count,
                 }
             }
@@ -135,6 +149,74 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
         self.lists.finish_rewrite();
     }
 
+    /// Puts a new node in the pool, on a free entry if there is one, and
+    /// returns its index.
+    pub fn alloc(&mut self, node: N) -> u32 {
+        let n = match self.free_nodes.pop() {
+            Some(n) => {
+                self.nodes[n as usize] = node;
+                n
+            }
+            None => {
+                self.nodes.push(node);
+                (self.nodes.len() - 1) as u32
+            }
+        };
+        self.mark_node(n);
+        n
+    }
+
+    /// Makes `c` child `k` of node `n` (which is used again, L5).
+    pub fn link_child(&mut self, n: u32, k: usize, c: u32) {
+        let p = self.nodes[n as usize].pool();
+        p.children[k] = c;
+        *p.child_count += 1;
+        self.mark_used(n);
+    }
+
+    /// After a growth of the root: takes out of the subtree of `old` every
+    /// object whose box `lift` selects and files it in the root. The walk
+    /// enters only the children whose region `enter` accepts, and calls
+    /// `visit` on every node it reaches. `stack` and `lifted` are the
+    /// caller's buffers (left empty).
+    pub fn lift_to_root(
+        &mut self,
+        old: u32,
+        lift: impl Fn(&Aabb<V>) -> bool,
+        enter: impl Fn(&N) -> bool,
+        mut visit: impl FnMut(&mut N),
+        stack: &mut Vec<(u32, u32)>,
+        lifted: &mut Vec<(u32, u32)>,
+    ) {
+        stack.clear();
+        stack.push((old, 0));
+        while let Some((n, _)) = stack.pop() {
+            visit(&mut self.nodes[n as usize]);
+            let mut i = 0;
+            while i < self.nodes[n as usize].block().len() {
+                let it = self.items(n)[i];
+                if lift(&it.aabb) {
+                    self.unfile_at(n, i);
+                    lifted.push((n, it.slot));
+                } else {
+                    i += 1;
+                }
+            }
+            for &c in self.nodes[n as usize].children() {
+                if c != NONE && enter(&self.nodes[c as usize]) {
+                    stack.push((c, 0));
+                }
+            }
+        }
+        let root = self.root;
+        for &(n, slot) in lifted.iter() {
+            let aabb = self.store.obj(slot).aabb;
+            self.file(root, slot, aabb);
+            self.note_if_empty(n);
+        }
+        lifted.clear();
+    }
+
     /// Adds an object to node `n`'s list.
     pub fn file(&mut self, n: u32, slot: u32, aabb: Aabb<V>) {
         self.mark_node(n);
@@ -169,10 +251,10 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
     /// and its lifespan doubles (L5).
     pub fn mark_used(&mut self, n: u32) {
         let p = self.nodes[n as usize].pool();
-        if *p.state == NodeState::Idle {
-            *p.state = NodeState::Live;
-            *p.idle_frames = 0;
-            *p.lifespan = p.lifespan.saturating_mul(2).min(MAX_LIFESPAN);
+        if p.life.state == NodeState::Idle {
+            p.life.state = NodeState::Live;
+            p.life.idle_frames = 0;
+            p.life.lifespan = p.life.lifespan.saturating_mul(2).min(MAX_LIFESPAN);
         }
     }
 
@@ -269,14 +351,14 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
     pub fn note_if_empty(&mut self, n: u32) {
         let root = self.root;
         let p = self.nodes[n as usize].pool();
-        if n == root || *p.state != NodeState::Live {
+        if n == root || p.life.state != NodeState::Live {
             return;
         }
         if p.items.is_empty() && *p.child_count == 0 {
-            *p.state = NodeState::Idle;
-            *p.idle_frames = 0;
-            if !*p.listed {
-                *p.listed = true;
+            p.life.state = NodeState::Idle;
+            p.life.idle_frames = 0;
+            if !p.life.listed {
+                p.life.listed = true;
                 self.idle.push(n);
             }
         }
@@ -293,21 +375,21 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
         while i < idle.len() {
             let n = idle[i];
             let p = self.nodes[n as usize].pool();
-            if *p.state != NodeState::Idle {
+            if p.life.state != NodeState::Idle {
                 // Reused since it was listed.
-                *p.listed = false;
+                p.life.listed = false;
                 idle.swap_remove(i);
                 continue;
             }
-            *p.idle_frames += 1;
-            if *p.idle_frames < *p.lifespan {
+            p.life.idle_frames += 1;
+            if p.life.idle_frames < p.life.lifespan {
                 i += 1;
                 continue;
             }
             idle.swap_remove(i);
             let parent = *p.parent;
-            *p.listed = false;
-            *p.state = NodeState::Free;
+            p.life.listed = false;
+            p.life.state = NodeState::Free;
             *p.parent = NONE;
             self.free_nodes.push(n);
             let pp = self.nodes[parent as usize].pool();

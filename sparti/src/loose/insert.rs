@@ -3,7 +3,7 @@
 
 use super::{LooseOrthtree, Node};
 use crate::geometry::{Aabb, Vector};
-use crate::orthtree::{FIRST_LIFESPAN, NodeState, within_limits};
+use crate::orthtree::within_limits;
 use crate::store::NONE;
 use crate::{Error, OutOfBounds};
 
@@ -236,30 +236,17 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// A node from the free list or a new one, with its loose bounds.
     pub(crate) fn alloc_node(&mut self, cell: Aabb<V>, center: V, parent: u32, level: u16) -> u32 {
         let loose = Self::loosen(&cell, self.pad(level));
-        let fresh = |items: crate::kernel::Block| Node {
+        self.core.alloc(Node {
             cell,
             loose,
             center,
-            items,
+            items: crate::kernel::Block::default(),
             children: [NONE; 8],
             parent,
             level,
             child_count: 0,
-            state: NodeState::Live,
-            lifespan: FIRST_LIFESPAN,
-            idle_frames: 0,
-            listed: false,
-        };
-        if let Some(n) = self.core.free_nodes.pop() {
-            self.core.nodes[n as usize] = fresh(crate::kernel::Block::default());
-            self.core.mark_node(n);
-            n
-        } else {
-            self.core.nodes.push(fresh(crate::kernel::Block::default()));
-            let n = (self.core.nodes.len() - 1) as u32;
-            self.core.mark_node(n);
-            n
-        }
+            life: crate::kernel::Lifecycle::NEW,
+        })
     }
 
     /// Child `k` of `n`, created if absent.
@@ -272,10 +259,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let cell = Self::child_cell(node, k);
         let level = node.level - 1;
         let c = self.alloc_node(cell, cell.center(), n, level);
-        let node = &mut self.core.nodes[n as usize];
-        node.children[k] = c;
-        node.child_count += 1;
-        self.core.mark_used(n);
+        self.core.link_child(n, k, c);
         c
     }
 

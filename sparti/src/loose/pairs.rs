@@ -476,7 +476,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             items.extend_from_slice(self.core.lists.get(node.items));
             let kid_start = kids.len() as u32;
             for &c in &node.children {
-                if c != NONE && nodes[c as usize].state != NodeState::Idle {
+                if c != NONE && nodes[c as usize].life.state != NodeState::Idle {
                     kids.push(NONE);
                 }
             }
@@ -485,7 +485,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             // in the order of their slots.
             let mut k = kid_end;
             for &c in node.children.iter().rev() {
-                if c != NONE && nodes[c as usize].state != NodeState::Idle {
+                if c != NONE && nodes[c as usize].life.state != NodeState::Idle {
                     k -= 1;
                     stack.push((c, k));
                 }

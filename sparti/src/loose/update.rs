@@ -2,7 +2,7 @@
 
 use super::LooseOrthtree;
 use crate::geometry::Vector;
-use crate::kernel::Move;
+use crate::kernel::{Move, leave_world};
 use crate::store::NONE;
 use crate::{Error, OutOfBounds};
 
@@ -15,10 +15,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     #[inline]
     pub(crate) fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error> {
         let Move {
-            handle: h,
-            slot,
-            shape,
-            aabb,
+            slot, shape, aabb, ..
         } = m;
         if self.core.store.slot(slot).node == NONE {
             // Still queued for the build: the build will place it, unless
@@ -42,15 +39,8 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             self.moves.in_place += 1;
             return Ok(());
         }
-        if !self.fits_root(&aabb, p) {
-            match self.config.out_of_bounds {
-                OutOfBounds::Grow => self.grow_to(&aabb, p)?,
-                OutOfBounds::Reject => return Err(Error::OutsideWorld),
-                OutOfBounds::Remove => {
-                    self.core.evict(h, slot);
-                    return Ok(());
-                }
-            }
+        if !self.fits_root(&aabb, p) && leave_world(self, &m, |t| t.grow_to(&aabb, p))? {
+            return Ok(());
         }
         // The place is read after any growth, which may have lifted the object.
         let (n, pos) = self.core.set_shape(slot, shape, aabb);

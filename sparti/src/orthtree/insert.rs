@@ -1,7 +1,9 @@
 //! Insertion: the pending queue and its one-pass build (L2), placing an
 //! object in the deepest node that contains it, and growing the root (L4).
 
-use super::{FIRST_LIFESPAN, Node, NodeState, Orthtree, OutOfBounds, within_limits};
+use core::mem::take;
+
+use super::{Node, Orthtree, OutOfBounds, within_limits};
 use crate::Error;
 use crate::geometry::{Aabb, Vector};
 use crate::store::NONE;
@@ -232,39 +234,15 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// straddle the new root's children and move up to it.
     fn lift_objects_on_new_planes(&mut self, old: u32) {
         let root = &self.core.nodes[self.core.root as usize];
-        let (center, root_id) = (root.center, self.core.root);
+        let center = root.center;
         let touches = |b: &Aabb<V>| {
             (0..V::DIM).any(|i| b.min.get(i) <= center.get(i) && center.get(i) <= b.max.get(i))
         };
-        let mut lifted = core::mem::take(&mut self.work);
-        let mut stack = core::mem::take(&mut self.stack);
-        stack.clear();
-        stack.push((old, 0));
-        while let Some((n, _)) = stack.pop() {
-            let mut i = 0;
-            while i < self.core.nodes[n as usize].items.len() {
-                let it = self.core.items(n)[i];
-                if touches(&it.aabb) {
-                    self.core.unfile_at(n, i);
-                    lifted.push((n, it.slot));
-                } else {
-                    i += 1;
-                }
-            }
-            for &c in &self.core.nodes[n as usize].children {
-                if c != NONE && touches(&self.core.nodes[c as usize].bounds) {
-                    stack.push((c, 0));
-                }
-            }
-        }
-        self.stack = stack;
-        for &(n, slot) in &lifted {
-            let aabb = self.core.store.obj(slot).aabb;
-            self.core.file(root_id, slot, aabb);
-            self.core.note_if_empty(n);
-        }
-        lifted.clear();
-        self.work = lifted;
+        let (mut lifted, mut stack) = (take(&mut self.work), take(&mut self.stack));
+        let enter = |c: &Node<V>| touches(&c.bounds);
+        self.core
+            .lift_to_root(old, touches, enter, |_| {}, &mut stack, &mut lifted);
+        (self.work, self.stack) = (lifted, stack);
     }
 
     /// A node from the free list or a new one.
@@ -275,29 +253,16 @@ impl<V: Vector, T> Orthtree<V, T> {
         parent: u32,
         level: u16,
     ) -> u32 {
-        let fresh = |items: crate::kernel::Block| Node {
+        self.core.alloc(Node {
             bounds,
             center,
-            items,
+            items: crate::kernel::Block::default(),
             children: [NONE; 8],
             parent,
             level,
             child_count: 0,
-            state: NodeState::Live,
-            lifespan: FIRST_LIFESPAN,
-            idle_frames: 0,
-            listed: false,
-        };
-        if let Some(n) = self.core.free_nodes.pop() {
-            self.core.nodes[n as usize] = fresh(crate::kernel::Block::default());
-            self.core.mark_node(n);
-            n
-        } else {
-            self.core.nodes.push(fresh(crate::kernel::Block::default()));
-            let n = (self.core.nodes.len() - 1) as u32;
-            self.core.mark_node(n);
-            n
-        }
+            life: crate::kernel::Lifecycle::NEW,
+        })
     }
 
     /// Child `k` of `n`, created if absent.
@@ -310,10 +275,7 @@ impl<V: Vector, T> Orthtree<V, T> {
         let bounds = Self::child_bounds(node, k);
         let level = node.level - 1;
         let c = self.alloc_node(bounds, bounds.center(), n, level);
-        let node = &mut self.core.nodes[n as usize];
-        node.children[k] = c;
-        node.child_count += 1;
-        self.core.mark_used(n);
+        self.core.link_child(n, k, c);
         c
     }
 

@@ -3,7 +3,7 @@
 use super::{Orthtree, OutOfBounds};
 use crate::Error;
 use crate::geometry::{Aabb, Vector};
-use crate::kernel::Move;
+use crate::kernel::{Move, leave_world};
 use crate::store::NONE;
 
 impl<V: Vector, T> Orthtree<V, T> {
@@ -12,10 +12,7 @@ impl<V: Vector, T> Orthtree<V, T> {
     #[inline]
     pub(crate) fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error> {
         let Move {
-            handle: h,
-            slot,
-            shape,
-            aabb,
+            slot, shape, aabb, ..
         } = m;
         let n = self.core.store.slot(slot).node;
         if n == NONE {
@@ -24,15 +21,8 @@ impl<V: Vector, T> Orthtree<V, T> {
             return self.core.move_queued(m, self.admit(&aabb), remove);
         }
         let root_bounds = self.core.nodes[self.core.root as usize].bounds;
-        if !root_bounds.contains(&aabb) {
-            match self.config.out_of_bounds {
-                OutOfBounds::Grow => self.grow_to(&aabb)?,
-                OutOfBounds::Reject => return Err(Error::OutsideWorld),
-                OutOfBounds::Remove => {
-                    self.core.evict(h, slot);
-                    return Ok(());
-                }
-            }
+        if !root_bounds.contains(&aabb) && leave_world(self, &m, |t| t.grow_to(&aabb))? {
+            return Ok(());
         }
         // The place is read after any growth, which may have lifted the object.
         let (n, pos) = self.core.set_shape(slot, shape, aabb);
