@@ -114,7 +114,7 @@ impl<V: Vector, T> Bsp<V, T> {
             self.core.file_all(n, stays, &mut place);
             for k in 0..2 {
                 if count[k + 1] > 0 {
-                    let c = self.child_or_create(n, k);
+                    let c = crate::kernel::child_or_create(self, n, k);
                     stack.push((c, start[k + 1], start[k + 2], 1 - b));
                 }
             }
@@ -263,18 +263,13 @@ impl<V: Vector, T> Bsp<V, T> {
         })
     }
 
-    /// Child `k` of `n`, created if absent.
-    fn child_or_create(&mut self, n: u32, k: usize) -> u32 {
-        let c = self.core.nodes[n as usize].children[k];
-        if c != NONE {
-            return c;
-        }
+    /// A new node for child slot `k` of `n` (linked by
+    /// [`child_or_create`](crate::kernel::child_or_create)).
+    pub(crate) fn new_child(&mut self, n: u32, k: usize) -> u32 {
         let p = &self.core.nodes[n as usize];
         let bounds = Self::child_bounds(p, k);
         let strict = p.strict | Self::split_face(p.axis, k);
-        let c = self.alloc_node(bounds, n, None, strict);
-        self.core.link_child(n, k, c);
-        c
+        self.alloc_node(bounds, n, None, strict)
     }
 
     /// Files an object in the deepest node under `start` (which contains it)
@@ -305,7 +300,7 @@ impl<V: Vector, T> Bsp<V, T> {
                     None
                 };
                 match side {
-                    Some(k) => n = self.child_or_create(n, k),
+                    Some(k) => n = crate::kernel::child_or_create(self, n, k),
                     None => {
                         self.core.file(n, slot, aabb);
                         break;

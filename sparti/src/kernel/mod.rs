@@ -45,7 +45,7 @@ pub(crate) use lists::{Block, Lists};
 pub(crate) use pool::{
     FIRST_LIFESPAN, Life, Lifecycle, MAX_LIFESPAN, NodeState, PoolNode, PoolParts, impl_pool_node,
 };
-pub(crate) use validate::{check_tree, ensure, tree_stats};
+pub(crate) use validate::{check_octant, check_tree, ensure, tree_stats};
 
 use crate::geometry::{Aabb, Region, Shape, Vector};
 use crate::store::{NONE, Store};
@@ -604,6 +604,10 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     /// The first broken rule.
     fn check_child(&self, n: u32, k: usize, c: u32) -> Result<(), ValidationError>;
 
+    /// A new node for child slot `k` of node `n`, its region cut from
+    /// `n`'s (not linked yet: see [`child_or_create`]).
+    fn new_child(&mut self, n: u32, k: usize) -> u32;
+
     /// The family's placement rule for an object filed in node `n` (its
     /// item's box is checked equal to the object's).
     ///
@@ -699,6 +703,10 @@ macro_rules! forward_family_methods {
         fn check_child(&self, n: u32, k: usize, c: u32) -> Result<(), $crate::ValidationError> {
             $ty::check_child(self, n, k, c)
         }
+
+        fn new_child(&mut self, n: u32, k: usize) -> u32 {
+            $ty::new_child(self, n, k)
+        }
     };
 }
 pub(crate) use forward_family_methods;
@@ -711,6 +719,17 @@ pub(crate) struct Move<V: Vector> {
     pub slot: u32,
     pub shape: Shape<V>,
     pub aabb: Aabb<V>,
+}
+
+/// Child `k` of node `n`, made (by the family) and linked if absent.
+pub(crate) fn child_or_create<V: Vector, T, S: Family<V, T>>(s: &mut S, n: u32, k: usize) -> u32 {
+    let c = s.core_mut().nodes[n as usize].pool().children[k];
+    if c != NONE {
+        return c;
+    }
+    let c = s.new_child(n, k);
+    s.core_mut().link_child(n, k, c);
+    c
 }
 
 /// The out-of-bounds policy (L4) for a move whose box the root cannot

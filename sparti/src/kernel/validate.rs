@@ -24,6 +24,27 @@ macro_rules! ensure {
 }
 pub(crate) use ensure;
 
+/// The rules every orthtree child meets, tight or loose: a slot of this
+/// dimension, one level down (`levels`: the parent's and the child's), its
+/// cell exactly octant `k` of the parent's (`is_octant`).
+///
+/// # Errors
+/// The first broken rule.
+pub(crate) fn check_octant<V: Vector>(
+    (n, k, c): (u32, usize, u32),
+    levels: (u16, u16),
+    is_octant: bool,
+) -> Result<(), ValidationError> {
+    ensure!(
+        k < 1 << V::DIM,
+        "node {n} has child slot {k} in {}D",
+        V::DIM
+    );
+    ensure!(levels.0 > 0 && levels.1 == levels.0 - 1, "child {c} level");
+    ensure!(is_octant, "child {c} cell is not octant {k} of {n}");
+    Ok(())
+}
+
 /// Every invariant of a tree: the family's rules at its root, nodes,
 /// children and objects, within the kernel's walk and checks.
 ///

@@ -120,7 +120,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             self.core.file_all(n, &dst[start[0]..start[1]], &mut place);
             for k in 0..stay {
                 if count[k + 1] > 0 {
-                    let c = self.child_or_create(n, k);
+                    let c = crate::kernel::child_or_create(self, n, k);
                     stack.push((c, start[k + 1], start[k + 2], 1 - b));
                 }
             }
@@ -249,18 +249,13 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         })
     }
 
-    /// Child `k` of `n`, created if absent.
-    fn child_or_create(&mut self, n: u32, k: usize) -> u32 {
-        let c = self.core.nodes[n as usize].children[k];
-        if c != NONE {
-            return c;
-        }
+    /// A new node for child slot `k` of `n` (linked by
+    /// [`child_or_create`](crate::kernel::child_or_create)).
+    pub(crate) fn new_child(&mut self, n: u32, k: usize) -> u32 {
         let node = &self.core.nodes[n as usize];
         let cell = Self::child_cell(node, k);
         let level = node.level - 1;
-        let c = self.alloc_node(cell, cell.center(), n, level);
-        self.core.link_child(n, k, c);
-        c
+        self.alloc_node(cell, cell.center(), n, level)
     }
 
     /// Files an object in its node, descending from `start` (which can hold
@@ -293,7 +288,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                     self.unfile_deeper(n, &mut work);
                 }
                 match deeper {
-                    Some(k) if !leaf || full => n = self.child_or_create(n, k),
+                    Some(k) if !leaf || full => n = crate::kernel::child_or_create(self, n, k),
                     _ => {
                         self.core.file(n, slot, aabb);
                         break;

@@ -118,7 +118,7 @@ impl<V: Vector, T> Orthtree<V, T> {
             self.core.file_all(n, stays, &mut place);
             for k in 0..stay {
                 if count[k + 1] > 0 {
-                    let c = self.child_or_create(n, k);
+                    let c = crate::kernel::child_or_create(self, n, k);
                     stack.push((c, lo + start[k + 1], lo + start[k + 2], 1 - b));
                 }
             }
@@ -265,18 +265,13 @@ impl<V: Vector, T> Orthtree<V, T> {
         })
     }
 
-    /// Child `k` of `n`, created if absent.
-    fn child_or_create(&mut self, n: u32, k: usize) -> u32 {
-        let c = self.core.nodes[n as usize].children[k];
-        if c != NONE {
-            return c;
-        }
+    /// A new node for child slot `k` of `n` (linked by
+    /// [`child_or_create`](crate::kernel::child_or_create)).
+    pub(crate) fn new_child(&mut self, n: u32, k: usize) -> u32 {
         let node = &self.core.nodes[n as usize];
         let bounds = Self::child_bounds(node, k);
         let level = node.level - 1;
-        let c = self.alloc_node(bounds, bounds.center(), n, level);
-        self.core.link_child(n, k, c);
-        c
+        self.alloc_node(bounds, bounds.center(), n, level)
     }
 
     /// Files an object in the deepest node under `start` (which contains it)
@@ -306,7 +301,7 @@ impl<V: Vector, T> Orthtree<V, T> {
                     None
                 };
                 match fits {
-                    Some(k) => n = self.child_or_create(n, k),
+                    Some(k) => n = crate::kernel::child_or_create(self, n, k),
                     None => {
                         self.core.file(n, slot, aabb);
                         break;
