@@ -106,6 +106,20 @@ pub trait Vector:
     }
 }
 
+/// Methods of [`Vector`] that call the glam type's own method of the same
+/// name: groups of names sharing a signature (the arguments after `self`).
+macro_rules! forward_to_glam {
+    ($ty:ident, $([$($name:ident),*] $args:tt -> $ret:ty),* $(,)?) => {
+        $($(forward_to_glam!(@one $ty, $name $args -> $ret);)*)*
+    };
+    (@one $ty:ident, $name:ident ($($arg:ident: $at:ty),*) -> $ret:ty) => {
+        #[inline]
+        fn $name(self $(, $arg: $at)*) -> $ret {
+            $ty::$name(self $(, $arg)*)
+        }
+    };
+}
+
 /// Implements [`Vector`] for a glam vector type by forwarding to its own
 /// methods; `all_le` and `any_lt` are given, as they are written per
 /// dimension (branch-free `&` for the first).
@@ -129,34 +143,14 @@ macro_rules! impl_vector {
                 self[i] = v;
                 self
             }
-            #[inline]
-            fn min(self, o: Self) -> Self {
-                $ty::min(self, o)
-            }
-            #[inline]
-            fn max(self, o: Self) -> Self {
-                $ty::max(self, o)
-            }
-            #[inline]
-            fn abs(self) -> Self {
-                $ty::abs(self)
-            }
-            #[inline]
-            fn dot(self, o: Self) -> f32 {
-                $ty::dot(self, o)
-            }
-            #[inline]
-            fn min_element(self) -> f32 {
-                $ty::min_element(self)
-            }
-            #[inline]
-            fn max_element(self) -> f32 {
-                $ty::max_element(self)
-            }
-            #[inline]
-            fn is_finite(self) -> bool {
-                $ty::is_finite(self)
-            }
+            forward_to_glam!(
+                $ty,
+                [min, max] (o: Self) -> Self,
+                [abs] () -> Self,
+                [dot] (o: Self) -> f32,
+                [min_element, max_element] () -> f32,
+                [is_finite] () -> bool,
+            );
             #[inline]
             fn all_le(self, o: Self) -> bool {
                 let f: fn(Self, Self) -> bool = $le;

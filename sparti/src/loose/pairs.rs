@@ -603,25 +603,16 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// The planned search over a snapshot, and the calling thread's
     /// buffers.
     fn job<'a>(&'a self, flat: &'a mut Flat<V>) -> (Job<'a, V, T>, &'a mut Work<V>) {
-        let Flat {
-            nodes,
-            items,
-            kids,
-            tasks,
-            plan,
-            work,
-            ..
-        } = flat;
         let job = Job {
-            nodes,
-            items,
-            kids,
-            tasks,
-            plan,
+            nodes: &flat.nodes,
+            items: &flat.items,
+            kids: &flat.kids,
+            tasks: &flat.tasks,
+            plan: &flat.plan,
             store: &self.core.store,
             matrix: &self.core.matrix,
         };
-        (job, work)
+        (job, &mut flat.work)
     }
 
     /// The pair search on every thread of rayon's pool: the tasks of the
