@@ -1,7 +1,7 @@
 //! The kernel every tree is built on, written once: the state the three
-//! families share ([`Core`]: the objects, the node pool, the pending
-//! queue, the idle list, the layer matrix, the counters and the query
-//! boxes), the one implementation of [`SpatialIndex`](crate::SpatialIndex) over a [`Family`],
+//! families share ([`Core`]: the objects, the node pool, every node's
+//! object list as a block of one array ([`Lists`]), the pending queue, the
+//! idle list, the layer matrix, the counters and the query boxes), the one implementation of [`SpatialIndex`](crate::SpatialIndex) over a [`Family`],
 //! and the pieces that let queries run on `&self` from many threads at
 //! once (counters kept in atomics, derived data brought up to date on
 //! first use, scratch buffers lent per search).
@@ -9,9 +9,13 @@
 //! # Adding a structure
 //! A tree family is a type holding a [`Core`] and its own settings that
 //! implements [`Family`]: where an object belongs (`first_root`, `file_queued`,
-//! `update_boxed`), how a node splits and the root grows,
+//! `update_boxed`), how a node splits (`new_child`) and the root grows,
 //! its pair search (`find_pairs`), its statistics and its own invariants.
-//! Its nodes implement [`TreeNode`], which is all the shared queries
+//! Its nodes carry the pool's fields (a [`Block`] of the lists, children,
+//! parent, child count and a [`Lifecycle`]: `impl_pool_node!`), and the
+//! kernel keeps them (`Core::alloc`, `file`, `unfile_at`, lazy pruning,
+//! `lift_to_root` after a growth, `leave_world` for the out-of-bounds
+//! policies). Its nodes implement [`TreeNode`], which is all the shared queries
 //! (regions, rays, k nearest) need: they come for free, as does every
 //! method of [`SpatialIndex`](crate::SpatialIndex). The shared test suite (`tests/common`)
 //! then checks it against the brute force. A family whose children tile
