@@ -15,8 +15,9 @@ use crate::{Counters, Filter, Handle, Object, RayHit};
 
 /// What the shared queries need to know of a tree node.
 pub(crate) trait TreeNode<V: Vector> {
-    /// The objects filed in the node itself.
-    fn items(&self) -> &[Item<V>];
+    /// The objects filed in the node itself: a block of the kernel's
+    /// [`Lists`](crate::kernel::Lists).
+    fn block(&self) -> crate::kernel::Block;
     /// Child node indices; `NONE` for an absent child.
     fn children(&self) -> &[u32];
     /// The parent node, `NONE` for the root (or a node made root-less).
@@ -24,13 +25,13 @@ pub(crate) trait TreeNode<V: Vector> {
 }
 
 /// Implements [`TreeNode`] for the calling module's `Node<V>`, from its
-/// fields `items`, `children` and `parent`.
+/// fields `items` (a block), `children` and `parent`.
 macro_rules! impl_tree_node {
     () => {
         impl<V: $crate::Vector> $crate::traverse::TreeNode<V> for Node<V> {
             #[inline]
-            fn items(&self) -> &[$crate::index::Item<V>] {
-                &self.items
+            fn block(&self) -> $crate::kernel::Block {
+                self.items
             }
             #[inline]
             fn children(&self) -> &[u32] {
@@ -134,9 +135,9 @@ impl<V: Vector> SubBounds<V> {
     }
 
     /// Recomputes the boxes of node `n`'s own objects (and its chunks).
-    fn own_box<N: TreeNode<V>>(&mut self, n: u32, node: &N) -> crate::Aabb<V> {
+    fn own_box<N: TreeNode<V>>(&mut self, n: u32, node: &N, lists: &[Item<V>]) -> crate::Aabb<V> {
         let mut b = crate::Aabb::empty();
-        let items = node.items();
+        let items = &lists[node.block().range()];
         if items.len() > CHUNKED {
             // In place when the node's old range is long enough; else at
             // the end (the old range is garbage until the next full pass).
@@ -183,18 +184,32 @@ impl<V: Vector> SubBounds<V> {
 
     /// Brings the boxes up to date with the tree: the marked nodes and
     /// their ancestors, or everything after a bulk change.
-    pub fn refresh<N: TreeNode<V>>(&mut self, nodes: &[N], root: u32) {
-        if !self.stale && self.bounds.len() <= nodes.len() && !self.refresh_marked(nodes, root) {
+    pub fn refresh<N: TreeNode<V>>(
+        &mut self,
+        nodes: &[N],
+        lists: &crate::kernel::Lists<V>,
+        root: u32,
+    ) {
+        let lists = &lists.items[..];
+        if !self.stale
+            && self.bounds.len() <= nodes.len()
+            && !self.refresh_marked(nodes, lists, root)
+        {
             self.stale = true;
         }
         if self.stale {
-            self.refresh_all(nodes, root);
+            self.refresh_all(nodes, lists, root);
         }
     }
 
     /// Recomputes the marked nodes and their ancestors; false when it gave
     /// up (a climb too long) and everything must be recomputed.
-    fn refresh_marked<N: TreeNode<V>>(&mut self, nodes: &[N], root: u32) -> bool {
+    fn refresh_marked<N: TreeNode<V>>(
+        &mut self,
+        nodes: &[N],
+        lists: &[Item<V>],
+        root: u32,
+    ) -> bool {
         let old = self.bounds.len();
         if self.dirty.is_empty() && old == nodes.len() {
             return true;
@@ -210,7 +225,7 @@ impl<V: Vector> SubBounds<V> {
         }
         let dirty = core::mem::take(&mut self.dirty);
         for &n in &dirty {
-            self.own_box(n, &nodes[n as usize]);
+            self.own_box(n, &nodes[n as usize], lists);
         }
         let mut ok = true;
         'climbs: for &n in &dirty {
@@ -241,7 +256,7 @@ impl<V: Vector> SubBounds<V> {
     }
 
     /// Recomputes every box in one pass over the tree.
-    fn refresh_all<N: TreeNode<V>>(&mut self, nodes: &[N], root: u32) {
+    fn refresh_all<N: TreeNode<V>>(&mut self, nodes: &[N], lists: &[Item<V>], root: u32) {
         self.stale = false;
         for &n in &self.dirty {
             if let Some(d) = self.is_dirty.get_mut(n as usize) {
@@ -277,7 +292,7 @@ impl<V: Vector> SubBounds<V> {
             // children are done before it.
             for &n in order.iter().rev() {
                 let node = &nodes[n as usize];
-                self.own_box(n, node);
+                self.own_box(n, node, lists);
                 self.bounds[n as usize] = self.sub_box(n, node);
             }
             self.order = order;
@@ -288,7 +303,12 @@ impl<V: Vector> SubBounds<V> {
     /// Checks that every node's boxes hold its own objects, unless the
     /// node is marked (or everything is stale): a change that forgot to
     /// mark its node is caught by the next `validate`.
-    pub fn check<N: TreeNode<V>>(&self, nodes: &[N], root: u32) -> Result<(), String> {
+    pub fn check<N: TreeNode<V>>(
+        &self,
+        nodes: &[N],
+        lists: &[Item<V>],
+        root: u32,
+    ) -> Result<(), String> {
         if self.stale || root == NONE {
             return Ok(());
         }
@@ -301,7 +321,7 @@ impl<V: Vector> SubBounds<V> {
                 continue;
             }
             let boxes = self.chunks(n);
-            for (k, it) in node.items().iter().enumerate() {
+            for (k, it) in lists[node.block().range()].iter().enumerate() {
                 let held = self.own[i].contains(&it.aabb)
                     && self.bounds[i].contains(&it.aabb)
                     && boxes.get(k / CHUNK).is_none_or(|b| b.contains(&it.aabb));
@@ -388,6 +408,8 @@ pub(crate) const CHUNKED: usize = 2 * CHUNK;
 /// A tree as the shared queries see it.
 pub(crate) struct Tree<'a, V: Vector, T, N> {
     pub nodes: &'a [N],
+    /// The nodes' object lists (see [`crate::kernel::Lists`]).
+    pub lists: &'a [Item<V>],
     /// The root node, or `NONE` for an empty tree.
     pub root: u32,
     pub store: &'a Store<Object<V, T>>,
@@ -402,6 +424,12 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
     #[inline]
     fn node(&self, n: u32) -> &N {
         &self.nodes[n as usize]
+    }
+
+    /// A node's objects.
+    #[inline]
+    fn items(&self, node: &N) -> &[Item<V>] {
+        &self.lists[node.block().range()]
     }
 
     #[inline]
@@ -475,7 +503,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             // miss, often) is read only for items the region reaches. A
             // large node's objects go by chunks, each box tested first.
             let boxes = self.sub.chunks(n);
-            for (ci, chunk) in node.items().chunks(CHUNK).enumerate() {
+            for (ci, chunk) in self.items(node).chunks(CHUNK).enumerate() {
                 let inside = inside
                     || match boxes.get(ci).map(|b| region.classify(b)) {
                         Some(Overlap::Outside) => continue,
@@ -575,7 +603,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             counters.node_visits += 1;
             let node = self.node(n);
             let boxes = self.sub.chunks(n);
-            for (ci, chunk) in node.items().chunks(CHUNK).enumerate() {
+            for (ci, chunk) in self.items(node).chunks(CHUNK).enumerate() {
                 if boxes
                     .get(ci)
                     .is_some_and(|b| fast.entry(b, limit).is_none())
@@ -763,7 +791,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             let node = self.node(n);
             counters.node_visits += 1;
             let boxes = self.sub.chunks(n);
-            for (ci, chunk) in node.items().chunks(CHUNK).enumerate() {
+            for (ci, chunk) in self.items(node).chunks(CHUNK).enumerate() {
                 if !reaches(boxes.get(ci)) && !boxes.is_empty() {
                     continue;
                 }
@@ -828,7 +856,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             counters.node_visits += 1;
             let node = self.node(n);
             let boxes = self.sub.chunks(n);
-            for (ci, chunk) in node.items().chunks(CHUNK).enumerate() {
+            for (ci, chunk) in self.items(node).chunks(CHUNK).enumerate() {
                 if boxes.get(ci).is_some_and(|b| dist(b) > knn.bound()) {
                     continue;
                 }

@@ -1,6 +1,8 @@
 //! Memory is given back where the soak test (`tests/soak.rs`) found it was
 //! not: a pruned node kept the largest item list it ever held, in the free
-//! pool, for ever.
+//! pool, for ever. (Nodes now hold blocks of the kernel's one array of
+//! lists, whose room is recycled and which shrinks when it holds room for
+//! more than three times the objects.)
 
 use sparti::{
     Bsp2, Bsp3, LooseOctree, LooseQuadtree, ObjectDesc, Octree, Quadtree, Shape, SpatialIndex,
@@ -8,8 +10,8 @@ use sparti::{
 };
 
 /// 64 objects at one point fill one deep node; once they are removed and
-/// the empty branch is pruned, the node's item list goes back to the pool
-/// trimmed (to 8 items), so the structure's memory falls.
+/// the empty branch is pruned, the room of the node's list goes back and
+/// the lists' array shrinks, so the structure's memory falls.
 fn pruned_nodes_give_back_item_lists<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
     s.insert(ObjectDesc::new(Shape::sphere(V::splat(100.0), 1.0), 0))
         .unwrap();

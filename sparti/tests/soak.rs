@@ -12,10 +12,11 @@
 //!   in short runs);
 //! - the structure's own figure (`stats().memory_bytes`, its arrays'
 //!   capacities) at the end is at most 1.1 times its value half-way. It is
-//!   printed at the checkpoint too, but not compared with it: item lists
-//!   keep their capacity while their node lives, and it takes the pool a
-//!   while (about 200,000 frames in the long run) until every node has
-//!   held its largest list; after that it is flat.
+//!   printed at the checkpoint too, but not compared with it: the arrays
+//!   (the node pool, the lists' array) keep the capacity of their peak, and
+//!   it takes a while (about 200,000 frames in the long run, when each node
+//!   kept a list of its own) until the peak is reached; after that it is
+//!   flat.
 //!
 //! The node pool and free lists are reused, so nothing grows once the
 //! stream is steady.

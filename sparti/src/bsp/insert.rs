@@ -1,12 +1,14 @@
 //! Insertion: the pending queue and its one-pass build (L2), placing an
 //! object in the deepest node that contains it, and growing the root (L4).
 
+use core::mem::take;
+
 use super::{Bsp, Node, layout};
 use crate::Error;
 use crate::OutOfBounds;
 use crate::geometry::{Aabb, Vector};
 use crate::index::Item;
-use crate::orthtree::{FIRST_LIFESPAN, NodeState, within_limits};
+use crate::orthtree::within_limits;
 use crate::store::NONE;
 use crate::traverse::z_order;
 
@@ -85,7 +87,7 @@ impl<V: Vector, T> Bsp<V, T> {
             if !node.splits || hi - lo <= capacity {
                 let all = &mut src[lo..hi];
                 Self::in_z_order(&node.bounds, all);
-                self.file_all(n, all, &mut place);
+                self.core.file_all(n, all, &mut place);
                 continue;
             }
             // Counting sort: the objects that stay, then each side.
@@ -109,10 +111,10 @@ impl<V: Vector, T> Bsp<V, T> {
             let bounds = node.bounds;
             let stays = &mut dst[start[0]..start[1]];
             Self::in_z_order(&bounds, stays);
-            self.file_all(n, stays, &mut place);
+            self.core.file_all(n, stays, &mut place);
             for k in 0..2 {
                 if count[k + 1] > 0 {
-                    let c = self.child_or_create(n, k);
+                    let c = crate::kernel::child_or_create(self, n, k);
                     stack.push((c, start[k + 1], start[k + 2], 1 - b));
                 }
             }
@@ -130,18 +132,6 @@ impl<V: Vector, T> Bsp<V, T> {
     fn in_z_order(cell: &Aabb<V>, its: &mut [Item<V>]) {
         if its.len() > crate::traverse::CHUNKED {
             its.sort_by_cached_key(|it| (z_order(cell, it.aabb.center()), it.slot));
-        }
-    }
-
-    /// Files objects in node `n`, whose list grows once, noting each
-    /// object's node and position in `place` (by slot).
-    fn file_all(&mut self, n: u32, its: &[Item<V>], place: &mut [(u32, u32)]) {
-        let node = &mut self.core.nodes[n as usize];
-        let base = node.items.len();
-        node.items.reserve_exact(its.len());
-        node.items.extend_from_slice(its);
-        for (i, it) in its.iter().enumerate() {
-            place[it.slot as usize] = (n, (base + i) as u32);
         }
     }
 
@@ -228,41 +218,17 @@ impl<V: Vector, T> Bsp<V, T> {
     /// now keep objects strictly inside it.
     fn lift_objects_on_new_plane(&mut self, old: u32) {
         let root = &self.core.nodes[self.core.root as usize];
-        let (a, s, root_id) = (root.axis as usize, root.split, self.core.root);
+        let (a, s) = (root.axis as usize, root.split);
         let k = usize::from(root.children[1] == old);
         let face = Self::split_face(root.axis, k);
         let touches = |b: &Aabb<V>| b.min.get(a) <= s && s <= b.max.get(a);
-        let mut lifted = core::mem::take(&mut self.work);
-        let mut stack = core::mem::take(&mut self.stack);
-        stack.clear();
-        stack.push((old, 0));
-        while let Some((n, _)) = stack.pop() {
-            // Every node visited lies on the plane, on the old root's side.
-            self.core.nodes[n as usize].strict |= face;
-            let mut i = 0;
-            while i < self.core.nodes[n as usize].items.len() {
-                let it = self.core.nodes[n as usize].items[i];
-                if touches(&it.aabb) {
-                    self.core.unfile_at(n, i);
-                    lifted.push((n, it.slot));
-                } else {
-                    i += 1;
-                }
-            }
-            for &c in &self.core.nodes[n as usize].children {
-                if c != NONE && touches(&self.core.nodes[c as usize].bounds) {
-                    stack.push((c, 0));
-                }
-            }
-        }
-        self.stack = stack;
-        for &(n, slot) in &lifted {
-            let aabb = self.core.store.obj(slot).aabb;
-            self.core.file(root_id, slot, aabb);
-            self.core.note_if_empty(n);
-        }
-        lifted.clear();
-        self.work = lifted;
+        let (mut lifted, mut stack) = (take(&mut self.work), take(&mut self.stack));
+        let enter = |c: &Node<V>| touches(&c.bounds);
+        // Every node visited lies on the plane, on the old root's side.
+        let visit = |n: &mut Node<V>| n.strict |= face;
+        self.core
+            .lift_to_root(old, touches, enter, visit, &mut stack, &mut lifted);
+        (self.work, self.stack) = (lifted, stack);
     }
 
     /// A node from the free list or a new one. `growth`: the axis and split
@@ -282,10 +248,10 @@ impl<V: Vector, T> Bsp<V, T> {
                 (a, s, splits, false)
             }
         };
-        let fresh = |items: Vec<Item<V>>| Node {
+        self.core.alloc(Node {
             bounds,
             split,
-            items,
+            items: crate::kernel::Block::default(),
             children: [NONE; 2],
             parent,
             axis,
@@ -293,39 +259,17 @@ impl<V: Vector, T> Bsp<V, T> {
             strict,
             grown,
             child_count: 0,
-            state: NodeState::Live,
-            lifespan: FIRST_LIFESPAN,
-            idle_frames: 0,
-            listed: false,
-        };
-        if let Some(n) = self.core.free_nodes.pop() {
-            let items = core::mem::take(&mut self.core.nodes[n as usize].items);
-            self.core.nodes[n as usize] = fresh(items);
-            self.core.mark_node(n);
-            n
-        } else {
-            self.core.nodes.push(fresh(Vec::new()));
-            let n = (self.core.nodes.len() - 1) as u32;
-            self.core.mark_node(n);
-            n
-        }
+            life: crate::kernel::Lifecycle::NEW,
+        })
     }
 
-    /// Child `k` of `n`, created if absent.
-    fn child_or_create(&mut self, n: u32, k: usize) -> u32 {
-        let c = self.core.nodes[n as usize].children[k];
-        if c != NONE {
-            return c;
-        }
+    /// A new node for child slot `k` of `n` (linked by
+    /// [`child_or_create`](crate::kernel::child_or_create)).
+    pub(crate) fn new_child(&mut self, n: u32, k: usize) -> u32 {
         let p = &self.core.nodes[n as usize];
         let bounds = Self::child_bounds(p, k);
         let strict = p.strict | Self::split_face(p.axis, k);
-        let c = self.alloc_node(bounds, n, None, strict);
-        let node = &mut self.core.nodes[n as usize];
-        node.children[k] = c;
-        node.child_count += 1;
-        self.core.mark_used(n);
-        c
+        self.alloc_node(bounds, n, None, strict)
     }
 
     /// Files an object in the deepest node under `start` (which contains it)
@@ -356,7 +300,7 @@ impl<V: Vector, T> Bsp<V, T> {
                     None
                 };
                 match side {
-                    Some(k) => n = self.child_or_create(n, k),
+                    Some(k) => n = crate::kernel::child_or_create(self, n, k),
                     None => {
                         self.core.file(n, slot, aabb);
                         break;
@@ -373,7 +317,7 @@ impl<V: Vector, T> Bsp<V, T> {
         let mut i = 0;
         while i < self.core.nodes[n as usize].items.len() {
             let node = &self.core.nodes[n as usize];
-            let it = node.items[i];
+            let it = self.core.items(n)[i];
             if Self::side_of(node, &it.aabb).is_some() {
                 self.core.unfile_at(n, i);
                 work.push((n, it.slot));

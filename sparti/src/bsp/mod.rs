@@ -16,7 +16,6 @@ use crate::geometry::{Aabb, Vector};
 use crate::index::Item;
 use crate::kernel::tight_pairs::{self, PairScratch};
 use crate::kernel::{Core, Family, Spare};
-use crate::orthtree::NodeState;
 use crate::store::NONE;
 use crate::{Error, Handle, OutOfBounds, ValidationError};
 
@@ -95,7 +94,7 @@ pub(crate) struct Node<V: Vector> {
     /// children tile their parent exactly, including nodes made by growth.
     pub split: f32,
     /// The objects filed here.
-    pub items: Vec<Item<V>>,
+    pub items: crate::kernel::Block,
     /// `children[0]` is the half below `split`, `children[1]` the half above.
     pub children: [u32; 2],
     pub parent: u32,
@@ -113,13 +112,8 @@ pub(crate) struct Node<V: Vector> {
     /// the root it grew from.
     pub grown: bool,
     pub child_count: u8,
-    pub state: NodeState,
-    /// Frames an empty leaf lives before it is pruned (8, doubling to 64).
-    pub lifespan: u8,
-    /// Frames spent idle so far.
-    pub idle_frames: u8,
-    /// True while the node has an entry in the idle list.
-    pub listed: bool,
+    /// Where the node stands in lazy pruning.
+    pub life: crate::kernel::Lifecycle,
 }
 
 /// The split of an ordinary node with these bounds: the axis of its largest

@@ -1,10 +1,10 @@
 //! Moving and removing objects (L3), and pruning empty branches (L5).
 
 use super::Bsp;
+use crate::Error;
 use crate::geometry::Vector;
-use crate::kernel::Move;
+use crate::kernel::{Move, leave_world};
 use crate::store::NONE;
-use crate::{Error, OutOfBounds};
 
 impl<V: Vector, T> Bsp<V, T> {
     /// Moves or resizes an object: starts from its node, climbs to the first
@@ -13,57 +13,50 @@ impl<V: Vector, T> Bsp<V, T> {
     /// deep as it fits (L3).
     #[inline]
     pub(crate) fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error> {
-        let Move {
-            handle: h,
-            slot,
-            shape,
-            aabb,
-        } = m;
         // The world is the root once built, the preset world before; a tree
         // without either takes whatever its first build is given.
         let world = self.root_bounds().or(self.config.world);
-        if world.is_some_and(|w| !w.contains(&aabb)) {
-            match self.config.out_of_bounds {
-                // A queued object is placed, growing the root, by the build.
-                OutOfBounds::Grow if self.core.root != NONE => self.grow_to(&aabb)?,
-                OutOfBounds::Grow => {}
-                OutOfBounds::Reject => return Err(Error::OutsideWorld),
-                OutOfBounds::Remove => {
-                    self.core.evict(h, slot);
-                    return Ok(());
-                }
+        // A queued object is placed, growing the root, by the build.
+        let grow = |t: &mut Self| {
+            if t.core.root == NONE {
+                Ok(())
+            } else {
+                t.grow_to(&m.aabb)
             }
+        };
+        if world.is_some_and(|w| !w.contains(&m.aabb)) && leave_world(self, &m, grow)? {
+            return Ok(());
         }
-        if self.core.store.slot(slot).node == NONE {
+        if self.core.store.slot(m.slot).node == NONE {
             // Still queued: the build will place it.
-            let o = self.core.store.obj_mut(slot);
-            o.shape = shape;
-            o.aabb = aabb;
+            let o = self.core.store.obj_mut(m.slot);
+            o.shape = m.shape;
+            o.aabb = m.aabb;
             return Ok(());
         }
         // The place is read after any growth, which may have lifted the object.
-        let (n, pos) = self.core.set_shape(slot, shape, aabb);
+        let (n, pos) = self.core.set_shape(m.slot, m.shape, m.aabb);
         self.update_visits += 1;
         let node = &self.core.nodes[n as usize];
         // Fast path: still inside its node, and no deeper place for it (a
         // leaf within its capacity keeps its objects whatever their size).
-        if Self::holds(node, &aabb)
+        if Self::holds(node, &m.aabb)
             && (!node.splits
                 || (node.child_count == 0
                     && node.items.len() <= self.config.leaf_capacity as usize)
-                || Self::side_of(node, &aabb).is_none())
+                || Self::side_of(node, &m.aabb).is_none())
         {
-            self.core.nodes[n as usize].items[pos].aabb = aabb;
+            self.core.items_mut(n)[pos].aabb = m.aabb;
             return Ok(());
         }
         self.core.unfile_at(n, pos);
         let mut up = n;
-        while !Self::holds(&self.core.nodes[up as usize], &aabb) {
+        while !Self::holds(&self.core.nodes[up as usize], &m.aabb) {
             up = self.core.nodes[up as usize].parent;
             self.update_visits += 1;
         }
         // `place` examines `up` again: count it once.
-        self.update_visits += self.place(up, slot) - 1;
+        self.update_visits += self.place(up, m.slot) - 1;
         self.core.note_if_empty(n);
         Ok(())
     }

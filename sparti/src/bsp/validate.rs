@@ -173,7 +173,7 @@ mod tests {
                 .find(|&c| c != NONE)
                 .unwrap();
         }
-        (c, t.core.nodes[n as usize].items[0].slot)
+        (c, t.core.items(n)[0].slot)
     }
 
     #[test]
@@ -204,12 +204,12 @@ mod tests {
         breaks("fits a child", |t| {
             // Shrink the straddling object in place, into the lower half.
             let root = t.core.root as usize;
-            let slot = t.core.nodes[root].items[0].slot;
+            let slot = t.core.items_mut(root as u32)[0].slot;
             let shape = Shape::sphere(Vec2::new(20.0, 16.0), 1.0);
             let o = t.core.store.obj_mut(slot);
             o.shape = shape;
             o.aabb = shape.aabb();
-            t.core.nodes[root].items[0].aabb = shape.aabb();
+            t.core.items_mut(root as u32)[0].aabb = shape.aabb();
         });
         breaks("sticks out", |t| {
             let (_, slot) = child_and_slot(t);
@@ -219,17 +219,17 @@ mod tests {
             let o = t.core.store.obj_mut(slot);
             o.shape = shape;
             o.aabb = shape.aabb();
-            t.core.nodes[n].items[pos].aabb = shape.aabb();
+            t.core.items_mut(n as u32)[pos].aabb = shape.aabb();
         });
         breaks("box out of date", |t| {
             let (_, slot) = child_and_slot(t);
             let s = t.core.store.slot(slot);
             let (n, pos) = (s.node as usize, s.pos as usize);
-            t.core.nodes[n].items[pos].aabb.min.x -= 0.25;
+            t.core.items_mut(n as u32)[pos].aabb.min.x -= 0.25;
         });
         breaks("static flag", |t| {
             let root = t.core.root as usize;
-            t.core.nodes[root].items[0].is_static = true;
+            t.core.items_mut(root as u32)[0].is_static = true;
         });
         breaks("points elsewhere", |t| {
             let (_, slot) = child_and_slot(t);
@@ -251,25 +251,25 @@ mod tests {
         });
         breaks("empty leaf", |t| {
             let n = t.core.idle[0] as usize;
-            t.core.nodes[n].state = crate::orthtree::NodeState::Live;
+            t.core.nodes[n].life.state = crate::orthtree::NodeState::Live;
         });
         breaks("not listed", |t| {
             let n = t.core.idle.pop().unwrap() as usize;
-            t.core.nodes[n].listed = false;
+            t.core.nodes[n].life.listed = false;
         });
         breaks("outlived", |t| {
             let n = t.core.idle[0] as usize;
-            t.core.nodes[n].idle_frames = 8;
+            t.core.nodes[n].life.idle_frames = 8;
         });
         breaks("lifespan", |t| {
             let root = t.core.root as usize;
-            t.core.nodes[root].lifespan = 12;
+            t.core.nodes[root].life.lifespan = 12;
         });
         breaks("duplicates", |t| {
             let n = t.core.idle[0];
             t.core.idle.push(n);
             let m = t.core.root as usize;
-            t.core.nodes[m].listed = true;
+            t.core.nodes[m].life.listed = true;
         });
         breaks("strict faces", |t| {
             let (c, _) = child_and_slot(t);
@@ -283,12 +283,12 @@ mod tests {
             // Move the object of the upper half onto the root's split plane
             // x = 32, still within the half's (closed) bounds.
             let half = t.core.nodes[t.core.root as usize].children[1] as usize;
-            let slot = t.core.nodes[half].items[0].slot;
+            let slot = t.core.items_mut(half as u32)[0].slot;
             let shape = Shape::cuboid(Vec2::new(33.0, 16.0), Vec2::ONE);
             let o = t.core.store.obj_mut(slot);
             o.shape = shape;
             o.aabb = shape.aabb();
-            t.core.nodes[half].items[0].aabb = shape.aabb();
+            t.core.items_mut(half as u32)[0].aabb = shape.aabb();
         });
         breaks("may split: false", |t| {
             let root = t.core.root as usize;

@@ -46,22 +46,23 @@ impl<V: Vector> Plane<V> {
     /// The box corner farthest along the normal (the "positive vertex").
     #[inline]
     fn positive_vertex(&self, b: &Aabb<V>) -> V {
-        let mut p = b.min;
-        for i in 0..V::DIM {
-            if self.normal.get(i) >= 0.0 {
-                p = p.with(i, b.max.get(i));
-            }
-        }
-        p
+        self.corner(b.max, b.min)
     }
 
     /// The box corner farthest against the normal (the "negative vertex").
     #[inline]
     fn negative_vertex(&self, b: &Aabb<V>) -> V {
-        let mut p = b.max;
+        self.corner(b.min, b.max)
+    }
+
+    /// The corner taking `along`'s coordinate on the axes where the normal
+    /// is not negative, `against`'s on the others.
+    #[inline]
+    fn corner(&self, along: V, against: V) -> V {
+        let mut p = against;
         for i in 0..V::DIM {
             if self.normal.get(i) >= 0.0 {
-                p = p.with(i, b.min.get(i));
+                p = p.with(i, along.get(i));
             }
         }
         p

@@ -25,16 +25,25 @@ pub trait Region<V: Vector> {
     fn matches(&self, shape: &Shape<V>) -> bool;
 }
 
-impl<V: Vector> Region<V> for Aabb<V> {
+impl Overlap {
+    /// `Outside` unless the region meets the box, `Inside` when it holds
+    /// it whole, else `Partial`.
     #[inline]
-    fn classify(&self, b: &Aabb<V>) -> Overlap {
-        if !self.intersects(b) {
+    pub(crate) fn of(meets: bool, holds: impl FnOnce() -> bool) -> Self {
+        if !meets {
             Overlap::Outside
-        } else if self.contains(b) {
+        } else if holds() {
             Overlap::Inside
         } else {
             Overlap::Partial
         }
+    }
+}
+
+impl<V: Vector> Region<V> for Aabb<V> {
+    #[inline]
+    fn classify(&self, b: &Aabb<V>) -> Overlap {
+        Overlap::of(self.intersects(b), || self.contains(b))
     }
     #[inline]
     fn matches(&self, shape: &Shape<V>) -> bool {
@@ -45,13 +54,7 @@ impl<V: Vector> Region<V> for Aabb<V> {
 impl<V: Vector> Region<V> for Sphere<V> {
     #[inline]
     fn classify(&self, b: &Aabb<V>) -> Overlap {
-        if !b.intersects_sphere(self) {
-            Overlap::Outside
-        } else if self.contains_aabb(b) {
-            Overlap::Inside
-        } else {
-            Overlap::Partial
-        }
+        Overlap::of(b.intersects_sphere(self), || self.contains_aabb(b))
     }
     #[inline]
     fn matches(&self, shape: &Shape<V>) -> bool {
@@ -62,13 +65,7 @@ impl<V: Vector> Region<V> for Sphere<V> {
 impl<V: Vector> Region<V> for Frustum<V> {
     #[inline]
     fn classify(&self, b: &Aabb<V>) -> Overlap {
-        if !self.intersects_aabb(b) {
-            Overlap::Outside
-        } else if self.contains_aabb(b) {
-            Overlap::Inside
-        } else {
-            Overlap::Partial
-        }
+        Overlap::of(self.intersects_aabb(b), || self.contains_aabb(b))
     }
     #[inline]
     fn matches(&self, shape: &Shape<V>) -> bool {

@@ -106,114 +106,74 @@ pub trait Vector:
     }
 }
 
-impl Vector for Vec2 {
-    const DIM: usize = 2;
-    const ZERO: Self = Vec2::ZERO;
-    const ONE: Self = Vec2::ONE;
-
-    #[inline]
-    fn splat(v: f32) -> Self {
-        Vec2::splat(v)
-    }
-    #[inline]
-    fn get(self, i: usize) -> f32 {
-        self[i]
-    }
-    #[inline]
-    fn with(mut self, i: usize, v: f32) -> Self {
-        self[i] = v;
-        self
-    }
-    #[inline]
-    fn min(self, o: Self) -> Self {
-        Vec2::min(self, o)
-    }
-    #[inline]
-    fn max(self, o: Self) -> Self {
-        Vec2::max(self, o)
-    }
-    #[inline]
-    fn abs(self) -> Self {
-        Vec2::abs(self)
-    }
-    #[inline]
-    fn dot(self, o: Self) -> f32 {
-        Vec2::dot(self, o)
-    }
-    #[inline]
-    fn min_element(self) -> f32 {
-        Vec2::min_element(self)
-    }
-    #[inline]
-    fn max_element(self) -> f32 {
-        Vec2::max_element(self)
-    }
-    #[inline]
-    fn is_finite(self) -> bool {
-        Vec2::is_finite(self)
-    }
-    #[inline]
-    fn all_le(self, o: Self) -> bool {
-        (self.x <= o.x) & (self.y <= o.y)
-    }
-    #[inline]
-    fn any_lt(self, o: Self) -> bool {
-        self.x < o.x || self.y < o.y
-    }
+/// Methods of [`Vector`] that call the glam type's own method of the same
+/// name: groups of names sharing a signature (the arguments after `self`).
+macro_rules! forward_to_glam {
+    ($ty:ident, $([$($name:ident),*] $args:tt -> $ret:ty),* $(,)?) => {
+        $($(forward_to_glam!(@one $ty, $name $args -> $ret);)*)*
+    };
+    (@one $ty:ident, $name:ident ($($arg:ident: $at:ty),*) -> $ret:ty) => {
+        #[inline]
+        fn $name(self $(, $arg: $at)*) -> $ret {
+            $ty::$name(self $(, $arg)*)
+        }
+    };
 }
 
-impl Vector for Vec3 {
-    const DIM: usize = 3;
-    const ZERO: Self = Vec3::ZERO;
-    const ONE: Self = Vec3::ONE;
+/// Implements [`Vector`] for a glam vector type by forwarding to its own
+/// methods; `all_le` and `any_lt` are given, as they are written per
+/// dimension (branch-free `&` for the first).
+macro_rules! impl_vector {
+    ($ty:ident, $dim:expr, all_le: $le:expr, any_lt: $lt:expr) => {
+        impl Vector for $ty {
+            const DIM: usize = $dim;
+            const ZERO: Self = $ty::ZERO;
+            const ONE: Self = $ty::ONE;
 
-    #[inline]
-    fn splat(v: f32) -> Self {
-        Vec3::splat(v)
-    }
-    #[inline]
-    fn get(self, i: usize) -> f32 {
-        self[i]
-    }
-    #[inline]
-    fn with(mut self, i: usize, v: f32) -> Self {
-        self[i] = v;
-        self
-    }
-    #[inline]
-    fn min(self, o: Self) -> Self {
-        Vec3::min(self, o)
-    }
-    #[inline]
-    fn max(self, o: Self) -> Self {
-        Vec3::max(self, o)
-    }
-    #[inline]
-    fn abs(self) -> Self {
-        Vec3::abs(self)
-    }
-    #[inline]
-    fn dot(self, o: Self) -> f32 {
-        Vec3::dot(self, o)
-    }
-    #[inline]
-    fn min_element(self) -> f32 {
-        Vec3::min_element(self)
-    }
-    #[inline]
-    fn max_element(self) -> f32 {
-        Vec3::max_element(self)
-    }
-    #[inline]
-    fn is_finite(self) -> bool {
-        Vec3::is_finite(self)
-    }
-    #[inline]
-    fn all_le(self, o: Self) -> bool {
-        (self.x <= o.x) & (self.y <= o.y) & (self.z <= o.z)
-    }
-    #[inline]
-    fn any_lt(self, o: Self) -> bool {
-        self.x < o.x || self.y < o.y || self.z < o.z
-    }
+            #[inline]
+            fn splat(v: f32) -> Self {
+                $ty::splat(v)
+            }
+            #[inline]
+            fn get(self, i: usize) -> f32 {
+                self[i]
+            }
+            #[inline]
+            fn with(mut self, i: usize, v: f32) -> Self {
+                self[i] = v;
+                self
+            }
+            forward_to_glam!(
+                $ty,
+                [min, max] (o: Self) -> Self,
+                [abs] () -> Self,
+                [dot] (o: Self) -> f32,
+                [min_element, max_element] () -> f32,
+                [is_finite] () -> bool,
+            );
+            #[inline]
+            fn all_le(self, o: Self) -> bool {
+                let f: fn(Self, Self) -> bool = $le;
+                f(self, o)
+            }
+            #[inline]
+            fn any_lt(self, o: Self) -> bool {
+                let f: fn(Self, Self) -> bool = $lt;
+                f(self, o)
+            }
+        }
+    };
 }
+
+impl_vector!(
+    Vec2,
+    2,
+    all_le: |a, o| (a.x <= o.x) & (a.y <= o.y),
+    any_lt: |a, o| a.x < o.x || a.y < o.y
+);
+impl_vector!(
+    Vec3,
+    3,
+    all_le: |a, o| (a.x <= o.x) & (a.y <= o.y) & (a.z <= o.z),
+    any_lt: |a, o| a.x < o.x || a.y < o.y || a.z < o.z
+);

@@ -1,7 +1,7 @@
 //! The kernel every tree is built on, written once: the state the three
-//! families share ([`Core`]: the objects, the node pool, the pending
-//! queue, the idle list, the layer matrix, the counters and the query
-//! boxes), the one implementation of [`SpatialIndex`](crate::SpatialIndex) over a [`Family`],
+//! families share ([`Core`]: the objects, the node pool, every node's
+//! object list as a block of one array ([`Lists`]), the pending queue, the
+//! idle list, the layer matrix, the counters and the query boxes), the one implementation of [`SpatialIndex`](crate::SpatialIndex) over a [`Family`],
 //! and the pieces that let queries run on `&self` from many threads at
 //! once (counters kept in atomics, derived data brought up to date on
 //! first use, scratch buffers lent per search).
@@ -9,9 +9,13 @@
 //! # Adding a structure
 //! A tree family is a type holding a [`Core`] and its own settings that
 //! implements [`Family`]: where an object belongs (`first_root`, `file_queued`,
-//! `update_boxed`), how a node splits and the root grows,
+//! `update_boxed`), how a node splits (`new_child`) and the root grows,
 //! its pair search (`find_pairs`), its statistics and its own invariants.
-//! Its nodes implement [`TreeNode`], which is all the shared queries
+//! Its nodes carry the pool's fields (a [`Block`] of the lists, children,
+//! parent, child count and a [`Lifecycle`]: `impl_pool_node!`), and the
+//! kernel keeps them (`Core::alloc`, `file`, `unfile_at`, lazy pruning,
+//! `lift_to_root` after a growth, `leave_world` for the out-of-bounds
+//! policies). Its nodes implement [`TreeNode`], which is all the shared queries
 //! (regions, rays, k nearest) need: they come for free, as does every
 //! method of [`SpatialIndex`](crate::SpatialIndex). The shared test suite (`tests/common`)
 //! then checks it against the brute force. A family whose children tile
@@ -36,13 +40,16 @@ pub(crate) mod tight_pairs;
 use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
+mod lists;
 mod pool;
 mod validate;
 
+pub(crate) use lists::{Block, Lists};
+
 pub(crate) use pool::{
-    FIRST_LIFESPAN, Life, MAX_LIFESPAN, NodeState, PoolNode, PoolParts, impl_pool_node,
+    FIRST_LIFESPAN, Life, Lifecycle, MAX_LIFESPAN, NodeState, PoolNode, PoolParts, impl_pool_node,
 };
-pub(crate) use validate::{check_tree, ensure, tree_stats};
+pub(crate) use validate::{check_octant, check_tree, ensure, tree_stats};
 
 use crate::geometry::{Aabb, Region, Shape, Vector};
 use crate::store::{NONE, Store};
@@ -217,6 +224,8 @@ impl<S: Default> Spare<S> {
 pub(crate) struct Core<V: Vector, T, N> {
     pub store: Store<Object<V, T>>,
     pub nodes: Vec<N>,
+    /// Every node's objects, in one array (see [`Lists`]).
+    pub lists: Lists<V>,
     pub free_nodes: Vec<u32>,
     /// The root node, `NONE` for a tree not built yet.
     pub root: u32,
@@ -224,7 +233,8 @@ pub(crate) struct Core<V: Vector, T, N> {
     pub pending: Vec<u32>,
     /// Empty leaves counting down (L5).
     pub idle: Vec<u32>,
-    /// A spare buffer for `idle` while it is aged.
+    /// A spare buffer for `idle` while it is aged, and for the stack of
+    /// [`Core::tidy`] (empty between the two).
     pub idle_spare: Vec<u32>,
     /// Objects removed by the `Remove` policy, for the caller to collect.
     pub evicted: Vec<(Handle, T)>,
@@ -239,6 +249,7 @@ impl<V: Vector, T, N: TreeNode<V>> Default for Core<V, T, N> {
         Self {
             store: Store::default(),
             nodes: Vec::new(),
+            lists: Lists::default(),
             free_nodes: Vec::new(),
             root: NONE,
             pending: Vec::new(),
@@ -269,20 +280,35 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
 
     /// Brings the query boxes up to date now.
     pub fn settle(&mut self) {
-        let (nodes, root) = (&self.nodes, self.root);
-        self.sub.settle(|s| s.refresh(nodes, root));
+        let (nodes, lists, root) = (&self.nodes, &self.lists, self.root);
+        self.sub.settle(|s| s.refresh(nodes, lists, root));
+    }
+
+    /// The objects filed in node `n`.
+    #[inline]
+    pub fn items(&self, n: u32) -> &[crate::index::Item<V>] {
+        self.lists.get(self.nodes[n as usize].block())
+    }
+
+    /// The objects filed in node `n`, mutably (their boxes; a change to
+    /// the list must mark the node).
+    #[inline]
+    pub fn items_mut(&mut self, n: u32) -> &mut [crate::index::Item<V>] {
+        let b = self.nodes[n as usize].block();
+        self.lists.get_mut(b)
     }
 
     /// The tree as the shared queries see it, its query boxes brought up
     /// to date if a change came since the last query.
     #[inline]
     pub fn view(&self) -> Tree<'_, V, T, N> {
-        let (nodes, root) = (&self.nodes, self.root);
+        let (nodes, lists, root) = (&self.nodes, &self.lists, self.root);
         Tree {
             nodes,
+            lists: &lists.items,
             root,
             store: &self.store,
-            sub: self.sub.get(|s| s.refresh(nodes, root)),
+            sub: self.sub.get(|s| s.refresh(nodes, lists, root)),
             pending: &self.pending,
         }
     }
@@ -354,6 +380,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
                 + self.idle_spare.capacity())
                 * size_of::<u32>()
             + self.sub.with_current(SubBounds::memory_bytes)
+            + self.lists.memory()
     }
 }
 
@@ -581,6 +608,10 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     /// The first broken rule.
     fn check_child(&self, n: u32, k: usize, c: u32) -> Result<(), ValidationError>;
 
+    /// A new node for child slot `k` of node `n`, its region cut from
+    /// `n`'s (not linked yet: see [`child_or_create`]).
+    fn new_child(&mut self, n: u32, k: usize) -> u32;
+
     /// The family's placement rule for an object filed in node `n` (its
     /// item's box is checked equal to the object's).
     ///
@@ -624,6 +655,9 @@ pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) {
         s.first_root();
     }
     let pending = core::mem::take(&mut s.core_mut().pending);
+    // Room for the batch at once (a bulk build fills the lists in one go,
+    // and growth by doubling would leave up to half the array unused).
+    s.core_mut().lists.reserve(pending.len());
     if !s.build_fresh(&pending) {
         for &slot in &pending {
             s.file_queued(slot);
@@ -633,6 +667,7 @@ pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) {
     let core = s.core_mut();
     core.pending = pending;
     core.pending.clear();
+    core.tidy();
 }
 
 /// The [`Family`] methods every family writes as inherent methods of the
@@ -672,6 +707,10 @@ macro_rules! forward_family_methods {
         fn check_child(&self, n: u32, k: usize, c: u32) -> Result<(), $crate::ValidationError> {
             $ty::check_child(self, n, k, c)
         }
+
+        fn new_child(&mut self, n: u32, k: usize) -> u32 {
+            $ty::new_child(self, n, k)
+        }
     };
 }
 pub(crate) use forward_family_methods;
@@ -684,6 +723,39 @@ pub(crate) struct Move<V: Vector> {
     pub slot: u32,
     pub shape: Shape<V>,
     pub aabb: Aabb<V>,
+}
+
+/// Child `k` of node `n`, made (by the family) and linked if absent.
+pub(crate) fn child_or_create<V: Vector, T, S: Family<V, T>>(s: &mut S, n: u32, k: usize) -> u32 {
+    let c = s.core_mut().nodes[n as usize].pool().children[k];
+    if c != NONE {
+        return c;
+    }
+    let c = s.new_child(n, k);
+    s.core_mut().link_child(n, k, c);
+    c
+}
+
+/// The out-of-bounds policy (L4) for a move whose box the root cannot
+/// hold: `Grow` runs `grow`, `Reject` refuses the move, `Remove` evicts
+/// the object. Returns true when the object was evicted (the move is
+/// over).
+///
+/// # Errors
+/// [`Error::OutsideWorld`] under `Reject`; `grow`'s error under `Grow`.
+pub(crate) fn leave_world<V: Vector, T, S: Family<V, T>>(
+    s: &mut S,
+    m: &Move<V>,
+    grow: impl FnOnce(&mut S) -> Result<(), Error>,
+) -> Result<bool, Error> {
+    match s.out_of_bounds() {
+        crate::OutOfBounds::Grow => grow(s).map(|()| false),
+        crate::OutOfBounds::Reject => Err(Error::OutsideWorld),
+        crate::OutOfBounds::Remove => {
+            s.core_mut().evict(m.handle, m.slot);
+            Ok(true)
+        }
+    }
 }
 
 /// [`SpatialIndex::update`](crate::SpatialIndex::update) of a checked
@@ -706,6 +778,7 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
             core.mark_node(n);
         }
     }
+    core.tidy();
     r
 }
 
@@ -863,6 +936,7 @@ macro_rules! impl_spatial_index {
                 core.mark_stale();
                 core.store.clear();
                 core.nodes.clear();
+                core.lists.clear();
                 core.free_nodes.clear();
                 core.root = $crate::store::NONE;
                 core.pending.clear();
@@ -877,7 +951,9 @@ macro_rules! impl_spatial_index {
 
             fn end_frame(&mut self) {
                 $crate::kernel::build_pending(self);
-                $crate::kernel::Family::core_mut(self).age_idle_nodes();
+                let core = $crate::kernel::Family::core_mut(self);
+                core.age_idle_nodes();
+                core.tidy();
             }
 
             fn query<R: $crate::Region<V>>(
@@ -1041,7 +1117,7 @@ macro_rules! impl_spatial_index {
                 $crate::kernel::check_tree(self)?;
                 let core = $crate::kernel::Family::core(self);
                 core.sub
-                    .with_current(|s| s.check(&core.nodes, core.root))
+                    .with_current(|s| s.check(&core.nodes, &core.lists.items, core.root))
                     .map_err($crate::ValidationError)
             }
         }

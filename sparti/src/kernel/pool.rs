@@ -14,11 +14,6 @@ use crate::traverse::TreeNode;
 pub(crate) const FIRST_LIFESPAN: u8 = 8;
 /// The longest lifespan an empty leaf can earn by being reused (L5).
 pub(crate) const MAX_LIFESPAN: u8 = 64;
-/// The item capacity a pruned node keeps for its reuse. Without a cap,
-/// every pooled node kept the largest item list it ever held, and a steady
-/// stream of objects made memory creep up for ever (the soak test saw +43%
-/// between frames 10,000 and 100,000).
-pub(crate) const FREED_ITEMS_CAPACITY: usize = 8;
 
 /// Where a node of the pool stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,19 +26,36 @@ pub(crate) enum NodeState {
     Free,
 }
 
+/// Where a node stands in lazy pruning (L5): a field of every family's
+/// node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Lifecycle {
+    pub state: NodeState,
+    /// Frames an empty leaf lives before it is pruned (8, doubling to 64).
+    pub lifespan: u8,
+    /// Frames spent idle so far.
+    pub idle_frames: u8,
+    /// True while the node has an entry in the idle list.
+    pub listed: bool,
+}
+
+impl Lifecycle {
+    /// A node just made (or taken from the free list).
+    pub const NEW: Self = Self {
+        state: NodeState::Live,
+        lifespan: FIRST_LIFESPAN,
+        idle_frames: 0,
+        listed: false,
+    };
+}
+
 /// The fields of a family's node the pool works on, borrowed together.
-pub(crate) struct PoolParts<'a, V: Vector> {
-    pub items: &'a mut Vec<Item<V>>,
+pub(crate) struct PoolParts<'a> {
+    pub items: &'a mut super::Block,
     pub children: &'a mut [u32],
     pub parent: &'a mut u32,
     pub child_count: &'a mut u8,
-    pub state: &'a mut NodeState,
-    /// Frames an empty leaf lives before it is pruned (8, doubling to 64).
-    pub lifespan: &'a mut u8,
-    /// Frames spent idle so far.
-    pub idle_frames: &'a mut u8,
-    /// True while the node has an entry in the idle list.
-    pub listed: &'a mut bool,
+    pub life: &'a mut Lifecycle,
 }
 
 /// A node's place in the lifecycle, read (for checks and statistics).
@@ -54,39 +66,33 @@ pub(crate) struct Life {
     pub idle_frames: u8,
     pub listed: bool,
     pub child_count: u8,
-    /// The capacity of the node's item list.
-    pub items_capacity: usize,
 }
 
 /// Implements [`PoolNode`] for a family's node type, whose fields bear
 /// the pool's names (`items`, `children`, `parent`, `child_count`,
-/// `state`, `lifespan`, `idle_frames`, `listed`).
+/// `life`).
 macro_rules! impl_pool_node {
     ($node:ident) => {
         impl<V: $crate::Vector> $crate::kernel::PoolNode<V> for $node<V> {
             #[inline]
-            fn pool(&mut self) -> $crate::kernel::PoolParts<'_, V> {
+            fn pool(&mut self) -> $crate::kernel::PoolParts<'_> {
                 $crate::kernel::PoolParts {
                     items: &mut self.items,
                     children: &mut self.children,
                     parent: &mut self.parent,
                     child_count: &mut self.child_count,
-                    state: &mut self.state,
-                    lifespan: &mut self.lifespan,
-                    idle_frames: &mut self.idle_frames,
-                    listed: &mut self.listed,
+                    life: &mut self.life,
                 }
             }
 
             #[inline]
             fn life(&self) -> $crate::kernel::Life {
                 $crate::kernel::Life {
-                    state: self.state,
-                    lifespan: self.lifespan,
-                    idle_frames: self.idle_frames,
-                    listed: self.listed,
+                    state: self.life.state,
+                    lifespan: self.life.lifespan,
+                    idle_frames: self.life.idle_frames,
+                    listed: self.life.listed,
                     child_count: self.child_count,
-                    items_capacity: self.items.capacity(),
                 }
             }
         }
@@ -97,24 +103,133 @@ pub(crate) use impl_pool_node;
 /// A family's node, as the pool sees it.
 pub(crate) trait PoolNode<V: Vector>: TreeNode<V> {
     /// The pool's fields.
-    fn pool(&mut self) -> PoolParts<'_, V>;
+    fn pool(&mut self) -> PoolParts<'_>;
 
     /// The node's place in the lifecycle.
     fn life(&self) -> Life;
 }
 
 impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
+    /// Files objects in node `n` at once, noting each object's node and
+    /// position in `place` (by slot): the bulk builds' filing, whose
+    /// caller writes `place` to the store.
+    pub fn file_all(&mut self, n: u32, its: &[Item<V>], place: &mut [(u32, u32)]) {
+        let block = self.nodes[n as usize].pool().items;
+        let base = self.lists.extend(block, its);
+        for (i, it) in its.iter().enumerate() {
+            place[it.slot as usize] = (n, base + i as u32);
+        }
+    }
+
+    /// Rewrites the object lists in depth-first order of the tree when
+    /// the room abandoned by lists that moved outweighs the objects (see
+    /// [`super::Lists`]). Called where the tree is whole (every node that
+    /// holds objects reachable from the root): at the start of a change
+    /// and at the build step.
+    pub fn tidy(&mut self) {
+        if !self.lists.untidy() || self.root == NONE {
+            return;
+        }
+        self.lists.start_rewrite();
+        let mut stack = core::mem::take(&mut self.idle_spare);
+        let keep = stack.len();
+        stack.push(self.root);
+        while stack.len() > keep {
+            let n = stack.pop().expect("the stack holds the root's descendants");
+            let p = self.nodes[n as usize].pool();
+            self.lists.rewrite_block(p.items);
+            // Reversed, so that the first child comes out first.
+            for &c in p.children.iter().rev() {
+                if c != NONE {
+                    stack.push(c);
+                }
+            }
+        }
+        self.idle_spare = stack;
+        self.lists.finish_rewrite();
+    }
+
+    /// Puts a new node in the pool, on a free entry if there is one, and
+    /// returns its index.
+    pub fn alloc(&mut self, node: N) -> u32 {
+        let n = match self.free_nodes.pop() {
+            Some(n) => {
+                self.nodes[n as usize] = node;
+                n
+            }
+            None => {
+                self.nodes.push(node);
+                (self.nodes.len() - 1) as u32
+            }
+        };
+        self.mark_node(n);
+        n
+    }
+
+    /// Makes `c` child `k` of node `n` (which is used again, L5).
+    pub fn link_child(&mut self, n: u32, k: usize, c: u32) {
+        let p = self.nodes[n as usize].pool();
+        p.children[k] = c;
+        *p.child_count += 1;
+        self.mark_used(n);
+    }
+
+    /// After a growth of the root: takes out of the subtree of `old` every
+    /// object whose box `lift` selects and files it in the root. The walk
+    /// enters only the children whose region `enter` accepts, and calls
+    /// `visit` on every node it reaches. `stack` and `lifted` are the
+    /// caller's buffers (left empty).
+    pub fn lift_to_root(
+        &mut self,
+        old: u32,
+        lift: impl Fn(&Aabb<V>) -> bool,
+        enter: impl Fn(&N) -> bool,
+        mut visit: impl FnMut(&mut N),
+        stack: &mut Vec<(u32, u32)>,
+        lifted: &mut Vec<(u32, u32)>,
+    ) {
+        stack.clear();
+        stack.push((old, 0));
+        while let Some((n, _)) = stack.pop() {
+            visit(&mut self.nodes[n as usize]);
+            let mut i = 0;
+            while i < self.nodes[n as usize].block().len() {
+                let it = self.items(n)[i];
+                if lift(&it.aabb) {
+                    self.unfile_at(n, i);
+                    lifted.push((n, it.slot));
+                } else {
+                    i += 1;
+                }
+            }
+            for &c in self.nodes[n as usize].children() {
+                if c != NONE && enter(&self.nodes[c as usize]) {
+                    stack.push((c, 0));
+                }
+            }
+        }
+        let root = self.root;
+        for &(n, slot) in lifted.iter() {
+            let aabb = self.store.obj(slot).aabb;
+            self.file(root, slot, aabb);
+            self.note_if_empty(n);
+        }
+        lifted.clear();
+    }
+
     /// Adds an object to node `n`'s list.
     pub fn file(&mut self, n: u32, slot: u32, aabb: Aabb<V>) {
         self.mark_node(n);
         let is_static = self.store.obj(slot).is_static;
-        let items = self.nodes[n as usize].pool().items;
-        let pos = items.len() as u32;
-        items.push(Item {
-            aabb,
-            slot,
-            is_static,
-        });
+        let block = self.nodes[n as usize].pool().items;
+        let pos = self.lists.push(
+            block,
+            Item {
+                aabb,
+                slot,
+                is_static,
+            },
+        );
         let s = self.store.slot_mut(slot);
         s.node = n;
         s.pos = pos;
@@ -126,10 +241,9 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
     /// empty.
     pub fn unfile_at(&mut self, n: u32, i: usize) {
         self.mark_node(n);
-        let items = self.nodes[n as usize].pool().items;
-        items.swap_remove(i);
-        if let Some(moved) = items.get(i) {
-            self.store.slot_mut(moved.slot).pos = i as u32;
+        let block = self.nodes[n as usize].pool().items;
+        if let Some(moved) = self.lists.swap_remove(block, i) {
+            self.store.slot_mut(moved).pos = i as u32;
         }
     }
 
@@ -137,10 +251,10 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
     /// and its lifespan doubles (L5).
     pub fn mark_used(&mut self, n: u32) {
         let p = self.nodes[n as usize].pool();
-        if *p.state == NodeState::Idle {
-            *p.state = NodeState::Live;
-            *p.idle_frames = 0;
-            *p.lifespan = p.lifespan.saturating_mul(2).min(MAX_LIFESPAN);
+        if p.life.state == NodeState::Idle {
+            p.life.state = NodeState::Live;
+            p.life.idle_frames = 0;
+            p.life.lifespan = p.life.lifespan.saturating_mul(2).min(MAX_LIFESPAN);
         }
     }
 
@@ -169,7 +283,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
         fits: impl Fn(&Aabb<V>) -> bool,
     ) -> Option<Vec<Item<V>>> {
         let r = self.nodes[self.root as usize].life();
-        let root_items = self.nodes[self.root as usize].items().len();
+        let root_items = self.nodes[self.root as usize].block().len();
         if pending.len() < 2 || r.child_count != 0 || root_items != 0 {
             return None;
         }
@@ -237,14 +351,14 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
     pub fn note_if_empty(&mut self, n: u32) {
         let root = self.root;
         let p = self.nodes[n as usize].pool();
-        if n == root || *p.state != NodeState::Live {
+        if n == root || p.life.state != NodeState::Live {
             return;
         }
         if p.items.is_empty() && *p.child_count == 0 {
-            *p.state = NodeState::Idle;
-            *p.idle_frames = 0;
-            if !*p.listed {
-                *p.listed = true;
+            p.life.state = NodeState::Idle;
+            p.life.idle_frames = 0;
+            if !p.life.listed {
+                p.life.listed = true;
                 self.idle.push(n);
             }
         }
@@ -261,23 +375,22 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
         while i < idle.len() {
             let n = idle[i];
             let p = self.nodes[n as usize].pool();
-            if *p.state != NodeState::Idle {
+            if p.life.state != NodeState::Idle {
                 // Reused since it was listed.
-                *p.listed = false;
+                p.life.listed = false;
                 idle.swap_remove(i);
                 continue;
             }
-            *p.idle_frames += 1;
-            if *p.idle_frames < *p.lifespan {
+            p.life.idle_frames += 1;
+            if p.life.idle_frames < p.life.lifespan {
                 i += 1;
                 continue;
             }
             idle.swap_remove(i);
             let parent = *p.parent;
-            *p.listed = false;
-            *p.state = NodeState::Free;
+            p.life.listed = false;
+            p.life.state = NodeState::Free;
             *p.parent = NONE;
-            p.items.shrink_to(FREED_ITEMS_CAPACITY);
             self.free_nodes.push(n);
             let pp = self.nodes[parent as usize].pool();
             let k = pp

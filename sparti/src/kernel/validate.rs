@@ -24,6 +24,27 @@ macro_rules! ensure {
 }
 pub(crate) use ensure;
 
+/// The rules every orthtree child meets, tight or loose: a slot of this
+/// dimension, one level down (`levels`: the parent's and the child's), its
+/// cell exactly octant `k` of the parent's (`is_octant`).
+///
+/// # Errors
+/// The first broken rule.
+pub(crate) fn check_octant<V: Vector>(
+    (n, k, c): (u32, usize, u32),
+    levels: (u16, u16),
+    is_octant: bool,
+) -> Result<(), ValidationError> {
+    ensure!(
+        k < 1 << V::DIM,
+        "node {n} has child slot {k} in {}D",
+        V::DIM
+    );
+    ensure!(levels.0 > 0 && levels.1 == levels.0 - 1, "child {c} level");
+    ensure!(is_octant, "child {c} cell is not octant {k} of {n}");
+    Ok(())
+}
+
 /// Every invariant of a tree: the family's rules at its root, nodes,
 /// children and objects, within the kernel's walk and checks.
 ///
@@ -73,12 +94,12 @@ pub(crate) fn check_tree<V: Vector, T, S: Family<V, T>>(s: &S) -> Result<(), Val
                 stack.push(c);
             }
             ensure!(count == life.child_count as usize, "node {n} child count");
-            for (pos, it) in node.items().iter().enumerate() {
+            for (pos, it) in core.items(n).iter().enumerate() {
                 filed += 1;
                 core.check_item(n, pos, it)?;
                 s.check_place(n, it)?;
             }
-            let empty_leaf = node.items().is_empty() && life.child_count == 0;
+            let empty_leaf = node.block().is_empty() && life.child_count == 0;
             if n != core.root {
                 ensure!(
                     (life.state == NodeState::Idle) == empty_leaf,
@@ -185,6 +206,80 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
         sorted.sort_unstable();
         sorted.dedup();
         ensure!(sorted.len() == self.idle.len(), "idle list has duplicates");
+        self.check_blocks()
+    }
+
+    /// The object lists' blocks: inside the array, within their room, no
+    /// two overlapping, the room of none lost (what no block holds is
+    /// counted abandoned), and the room past each list empty.
+    fn check_blocks(&self) -> Result<(), ValidationError> {
+        let total = self.lists.items.len();
+        let mut blocks: Vec<(u32, u32, u32)> = Vec::new();
+        let mut objects = 0;
+        for (n, node) in self.nodes.iter().enumerate() {
+            let b = node.block();
+            objects += b.len();
+            ensure!(
+                b.len > 0 || b.cap == 0,
+                "node {n}: an empty list keeps room"
+            );
+            ensure!(
+                b.cap > 0 || b.start == 0,
+                "node {n}: a list without room starts at {}",
+                b.start
+            );
+            ensure!(
+                b.len <= b.cap,
+                "node {n}: list of {} in room for {}",
+                b.len,
+                b.cap
+            );
+            ensure!(
+                b.start as usize + b.cap as usize <= total,
+                "node {n}: list's room past the array's end"
+            );
+            if node.life().state == NodeState::Free {
+                ensure!(b.cap == 0, "free node {n} keeps room for objects");
+            }
+            if b.cap > 0 {
+                blocks.push((b.start, b.cap, n as u32));
+            }
+            for it in &self.lists.items[b.range().end..(b.start + b.cap) as usize] {
+                ensure!(
+                    it.slot == NONE,
+                    "node {n}: an object past the end of its list"
+                );
+            }
+        }
+        let held: usize = blocks.iter().map(|b| b.1 as usize).sum();
+        for (cap, free) in self.lists.free.iter().enumerate() {
+            for &start in free {
+                ensure!(
+                    start as usize + cap <= total,
+                    "a free list's room past the array's end"
+                );
+                blocks.push((start, cap as u32, NONE));
+            }
+        }
+        blocks.sort_unstable();
+        for w in blocks.windows(2) {
+            ensure!(
+                w[0].0 + w[0].1 <= w[1].0,
+                "the lists of nodes {} and {} overlap (NONE: free room)",
+                w[0].2,
+                w[1].2
+            );
+        }
+        ensure!(
+            held + self.lists.abandoned == total,
+            "{held} held + {} abandoned != {total} in the lists' array",
+            self.lists.abandoned
+        );
+        ensure!(
+            objects == self.lists.objects(),
+            "{objects} objects in the lists, {} counted",
+            self.lists.objects()
+        );
         Ok(())
     }
 }
@@ -198,8 +293,7 @@ pub(crate) fn tree_stats<V: Vector, T, S: Family<V, T>>(s: &S) -> TreeStats {
         pending: core.pending.len(),
         ..TreeStats::default()
     };
-    let items_capacity: usize = core.nodes.iter().map(|n| n.life().items_capacity).sum();
-    st.memory_bytes = core.memory_bytes() + items_capacity * size_of::<Item<V>>() + s.own_memory();
+    st.memory_bytes = core.memory_bytes() + s.own_memory();
     s.nodes_depth_first(&mut |_, depth, count| {
         st.nodes += 1;
         st.max_depth = st.max_depth.max(depth);

@@ -3,8 +3,7 @@
 
 use super::{LooseOrthtree, Node};
 use crate::geometry::{Aabb, Vector};
-use crate::index::Item;
-use crate::orthtree::{FIRST_LIFESPAN, NodeState, within_limits};
+use crate::orthtree::within_limits;
 use crate::store::NONE;
 use crate::{Error, OutOfBounds};
 
@@ -89,7 +88,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             let (src, dst) = split_pair(&mut bufs, b);
             let node = &self.core.nodes[n as usize];
             if node.level == 0 || (capacity > 0 && hi - lo <= capacity) {
-                self.file_all(n, &src[lo..hi], &mut place);
+                self.core.file_all(n, &src[lo..hi], &mut place);
                 continue;
             }
             // Counting sort: the objects that stay, then each child's.
@@ -118,10 +117,10 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                 dst[next[k as usize]] = *it;
                 next[k as usize] += 1;
             }
-            self.file_all(n, &dst[start[0]..start[1]], &mut place);
+            self.core.file_all(n, &dst[start[0]..start[1]], &mut place);
             for k in 0..stay {
                 if count[k + 1] > 0 {
-                    let c = self.child_or_create(n, k);
+                    let c = crate::kernel::child_or_create(self, n, k);
                     stack.push((c, start[k + 1], start[k + 2], 1 - b));
                 }
             }
@@ -133,18 +132,6 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             s.pos = pos;
         }
         true
-    }
-
-    /// Files objects in node `n`, whose list grows once, noting each
-    /// object's node and position in `place` (by slot).
-    fn file_all(&mut self, n: u32, its: &[Item<V>], place: &mut [(u32, u32)]) {
-        let node = &mut self.core.nodes[n as usize];
-        let base = node.items.len();
-        node.items.reserve_exact(its.len());
-        node.items.extend_from_slice(its);
-        for (i, it) in its.iter().enumerate() {
-            place[it.slot as usize] = (n, (base + i) as u32);
-        }
     }
 
     /// Creates the root: the smallest cell of side `min_node_size * 2^k`
@@ -236,7 +223,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let pad = self.pad(self.core.nodes[old as usize].level);
         let mut i = 0;
         while i < self.core.nodes[old as usize].items.len() {
-            let it = self.core.nodes[old as usize].items[i];
+            let it = self.core.items(old)[i];
             if Self::extent(&it.aabb).1 > pad {
                 self.core.unfile_at(old, i);
                 self.core.file(new, it.slot, it.aabb);
@@ -249,48 +236,26 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// A node from the free list or a new one, with its loose bounds.
     pub(crate) fn alloc_node(&mut self, cell: Aabb<V>, center: V, parent: u32, level: u16) -> u32 {
         let loose = Self::loosen(&cell, self.pad(level));
-        let fresh = |items: Vec<Item<V>>| Node {
+        self.core.alloc(Node {
             cell,
             loose,
             center,
-            items,
+            items: crate::kernel::Block::default(),
             children: [NONE; 8],
             parent,
             level,
             child_count: 0,
-            state: NodeState::Live,
-            lifespan: FIRST_LIFESPAN,
-            idle_frames: 0,
-            listed: false,
-        };
-        if let Some(n) = self.core.free_nodes.pop() {
-            let items = core::mem::take(&mut self.core.nodes[n as usize].items);
-            self.core.nodes[n as usize] = fresh(items);
-            self.core.mark_node(n);
-            n
-        } else {
-            self.core.nodes.push(fresh(Vec::new()));
-            let n = (self.core.nodes.len() - 1) as u32;
-            self.core.mark_node(n);
-            n
-        }
+            life: crate::kernel::Lifecycle::NEW,
+        })
     }
 
-    /// Child `k` of `n`, created if absent.
-    fn child_or_create(&mut self, n: u32, k: usize) -> u32 {
-        let c = self.core.nodes[n as usize].children[k];
-        if c != NONE {
-            return c;
-        }
+    /// A new node for child slot `k` of `n` (linked by
+    /// [`child_or_create`](crate::kernel::child_or_create)).
+    pub(crate) fn new_child(&mut self, n: u32, k: usize) -> u32 {
         let node = &self.core.nodes[n as usize];
         let cell = Self::child_cell(node, k);
         let level = node.level - 1;
-        let c = self.alloc_node(cell, cell.center(), n, level);
-        let node = &mut self.core.nodes[n as usize];
-        node.children[k] = c;
-        node.child_count += 1;
-        self.core.mark_used(n);
-        c
+        self.alloc_node(cell, cell.center(), n, level)
     }
 
     /// Files an object in its node, descending from `start` (which can hold
@@ -323,7 +288,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                     self.unfile_deeper(n, &mut work);
                 }
                 match deeper {
-                    Some(k) if !leaf || full => n = self.child_or_create(n, k),
+                    Some(k) if !leaf || full => n = crate::kernel::child_or_create(self, n, k),
                     _ => {
                         self.core.file(n, slot, aabb);
                         break;
@@ -339,7 +304,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let mut i = 0;
         while i < self.core.nodes[n as usize].items.len() {
             let node = &self.core.nodes[n as usize];
-            let it = node.items[i];
+            let it = self.core.items(n)[i];
             let (p, e) = Self::extent(&it.aabb);
             if self.deeper(node, &it.aabb, p, e).is_some() {
                 self.core.unfile_at(n, i);

@@ -34,7 +34,6 @@ use glam::{Vec2, Vec3};
 use crate::geometry::{Aabb, Vector};
 use crate::index::Item;
 use crate::kernel::{Core, Family, Spare};
-use crate::orthtree::NodeState;
 use crate::store::NONE;
 use crate::{Error, Handle, OutOfBounds, ValidationError};
 
@@ -115,7 +114,7 @@ pub(crate) struct Node<V: Vector> {
     /// recomputed, so children tile their parent exactly after growth.
     pub center: V,
     /// The objects filed here.
-    pub items: Vec<Item<V>>,
+    pub items: crate::kernel::Block,
     /// Child `k` covers the half of each axis `i` given by bit `i` of `k`
     /// (set: the upper half).
     pub children: [u32; 8],
@@ -123,13 +122,8 @@ pub(crate) struct Node<V: Vector> {
     /// `log2(side / min_node_size)`: 0 for the smallest cells.
     pub level: u16,
     pub child_count: u8,
-    pub state: NodeState,
-    /// Frames an empty leaf lives before it is pruned (8, doubling to 64).
-    pub lifespan: u8,
-    /// Frames spent idle so far.
-    pub idle_frames: u8,
-    /// True while the node has an entry in the idle list.
-    pub listed: bool,
+    /// Where the node stands in lazy pruning.
+    pub life: crate::kernel::Lifecycle,
 }
 
 /// A loose octree (3D) or loose quadtree (2D) (S3): an orthtree whose nodes'

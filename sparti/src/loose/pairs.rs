@@ -473,10 +473,10 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             }
             let node = &nodes[n as usize];
             let item_start = items.len() as u32;
-            items.extend_from_slice(&node.items);
+            items.extend_from_slice(self.core.lists.get(node.items));
             let kid_start = kids.len() as u32;
             for &c in &node.children {
-                if c != NONE && nodes[c as usize].state != NodeState::Idle {
+                if c != NONE && nodes[c as usize].life.state != NodeState::Idle {
                     kids.push(NONE);
                 }
             }
@@ -485,7 +485,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             // in the order of their slots.
             let mut k = kid_end;
             for &c in node.children.iter().rev() {
-                if c != NONE && nodes[c as usize].state != NodeState::Idle {
+                if c != NONE && nodes[c as usize].life.state != NodeState::Idle {
                     k -= 1;
                     stack.push((c, k));
                 }
@@ -603,25 +603,16 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// The planned search over a snapshot, and the calling thread's
     /// buffers.
     fn job<'a>(&'a self, flat: &'a mut Flat<V>) -> (Job<'a, V, T>, &'a mut Work<V>) {
-        let Flat {
-            nodes,
-            items,
-            kids,
-            tasks,
-            plan,
-            work,
-            ..
-        } = flat;
         let job = Job {
-            nodes,
-            items,
-            kids,
-            tasks,
-            plan,
+            nodes: &flat.nodes,
+            items: &flat.items,
+            kids: &flat.kids,
+            tasks: &flat.tasks,
+            plan: &flat.plan,
             store: &self.core.store,
             matrix: &self.core.matrix,
         };
-        (job, work)
+        (job, &mut flat.work)
     }
 
     /// The pair search on every thread of rayon's pool: the tasks of the

@@ -2,7 +2,7 @@
 
 use super::LooseOrthtree;
 use crate::geometry::Vector;
-use crate::kernel::Move;
+use crate::kernel::{Move, leave_world};
 use crate::store::NONE;
 use crate::{Error, OutOfBounds};
 
@@ -14,48 +14,35 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// there to its level.
     #[inline]
     pub(crate) fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error> {
-        let Move {
-            handle: h,
-            slot,
-            shape,
-            aabb,
-        } = m;
-        if self.core.store.slot(slot).node == NONE {
+        if self.core.store.slot(m.slot).node == NONE {
             // Still queued for the build: the build will place it, unless
             // it left the world under a policy that refuses or removes it
             // (as the octree and the BSP do).
             let remove = self.config.out_of_bounds == OutOfBounds::Remove;
-            return self.core.move_queued(m, self.admit(&aabb), remove);
+            return self.core.move_queued(m, self.admit(&m.aabb), remove);
         }
-        let (p, e) = Self::extent(&aabb);
+        let (p, e) = Self::extent(&m.aabb);
         // Fast path: the object's node still holds it (then so does the
         // root: loose bounds nest), so only the copies of the box change.
         let (n, pos) = {
-            let s = self.core.store.slot(slot);
+            let s = self.core.store.slot(m.slot);
             (s.node, s.pos as usize)
         };
-        if self.settles(n, &aabb, p, e) {
-            let o = self.core.store.obj_mut(slot);
-            o.shape = shape;
-            o.aabb = aabb;
-            self.core.nodes[n as usize].items[pos].aabb = aabb;
+        if self.settles(n, &m.aabb, p, e) {
+            let o = self.core.store.obj_mut(m.slot);
+            o.shape = m.shape;
+            o.aabb = m.aabb;
+            self.core.items_mut(n)[pos].aabb = m.aabb;
             self.moves.in_place += 1;
             return Ok(());
         }
-        if !self.fits_root(&aabb, p) {
-            match self.config.out_of_bounds {
-                OutOfBounds::Grow => self.grow_to(&aabb, p)?,
-                OutOfBounds::Reject => return Err(Error::OutsideWorld),
-                OutOfBounds::Remove => {
-                    self.core.evict(h, slot);
-                    return Ok(());
-                }
-            }
+        if !self.fits_root(&m.aabb, p) && leave_world(self, &m, |t| t.grow_to(&m.aabb, p))? {
+            return Ok(());
         }
         // The place is read after any growth, which may have lifted the object.
-        let (n, pos) = self.core.set_shape(slot, shape, aabb);
-        if self.settles(n, &aabb, p, e) {
-            self.core.nodes[n as usize].items[pos].aabb = aabb;
+        let (n, pos) = self.core.set_shape(m.slot, m.shape, m.aabb);
+        if self.settles(n, &m.aabb, p, e) {
+            self.core.items_mut(n)[pos].aabb = m.aabb;
             self.moves.in_place += 1;
             return Ok(());
         }
@@ -70,13 +57,13 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             if up == self.core.root
                 || (e <= self.pad(node.level)
                     && Self::in_cell(&node.cell, p)
-                    && node.loose.contains(&aabb))
+                    && node.loose.contains(&m.aabb))
             {
                 break;
             }
             up = node.parent;
         }
-        self.place(up, slot);
+        self.place(up, m.slot);
         self.core.note_if_empty(n);
         self.moves.relocated += 1;
         Ok(())

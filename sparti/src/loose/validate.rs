@@ -50,19 +50,8 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// bounds inside the parent's.
     pub(crate) fn check_child(&self, n: u32, k: usize, c: u32) -> Result<(), ValidationError> {
         let (node, child) = (&self.core.nodes[n as usize], &self.core.nodes[c as usize]);
-        ensure!(
-            k < 1 << V::DIM,
-            "node {n} has child slot {k} in {}D",
-            V::DIM
-        );
-        ensure!(
-            node.level > 0 && child.level == node.level - 1,
-            "child {c} level"
-        );
-        ensure!(
-            child.cell == Self::child_cell(node, k),
-            "child {c} cell is not octant {k} of {n}"
-        );
+        let is_octant = k < 1 << V::DIM && child.cell == Self::child_cell(node, k);
+        crate::kernel::check_octant::<V>((n, k, c), (node.level, child.level), is_octant)?;
         ensure!(
             node.loose.contains(&child.loose),
             "child {c} loose bounds stick out of its parent {n}'s"

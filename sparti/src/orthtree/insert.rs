@@ -1,10 +1,11 @@
 //! Insertion: the pending queue and its one-pass build (L2), placing an
 //! object in the deepest node that contains it, and growing the root (L4).
 
-use super::{FIRST_LIFESPAN, Node, NodeState, Orthtree, OutOfBounds, within_limits};
+use core::mem::take;
+
+use super::{Node, Orthtree, OutOfBounds, within_limits};
 use crate::Error;
 use crate::geometry::{Aabb, Vector};
-use crate::index::Item;
 use crate::store::NONE;
 use crate::traverse::z_order;
 
@@ -84,7 +85,7 @@ impl<V: Vector, T> Orthtree<V, T> {
             let node = &self.core.nodes[n as usize];
             if node.level == 0 || hi - lo == 1 {
                 let (src, _) = split_pair(&mut bufs, b);
-                self.file_all(n, &src[lo..hi], &mut place);
+                self.core.file_all(n, &src[lo..hi], &mut place);
                 continue;
             }
             // Counting sort by octant, the objects that stay first.
@@ -114,10 +115,10 @@ impl<V: Vector, T> Orthtree<V, T> {
                 let cell = self.core.nodes[n as usize].bounds;
                 stays.sort_by_cached_key(|it| (z_order(&cell, it.aabb.center()), it.slot));
             }
-            self.file_all(n, stays, &mut place);
+            self.core.file_all(n, stays, &mut place);
             for k in 0..stay {
                 if count[k + 1] > 0 {
-                    let c = self.child_or_create(n, k);
+                    let c = crate::kernel::child_or_create(self, n, k);
                     stack.push((c, lo + start[k + 1], lo + start[k + 2], 1 - b));
                 }
             }
@@ -145,18 +146,6 @@ impl<V: Vector, T> Orthtree<V, T> {
             fits &= up | down;
         }
         (k + 1) * usize::from(fits)
-    }
-
-    /// Files objects in node `n`, whose list grows once, noting each
-    /// object's node and position in `place` (by slot).
-    fn file_all(&mut self, n: u32, its: &[Item<V>], place: &mut [(u32, u32)]) {
-        let node = &mut self.core.nodes[n as usize];
-        let base = node.items.len();
-        node.items.reserve_exact(its.len());
-        node.items.extend_from_slice(its);
-        for (i, it) in its.iter().enumerate() {
-            place[it.slot as usize] = (n, (base + i) as u32);
-        }
     }
 
     /// Creates the root: the smallest cube of side `min_node_size * 2^k`
@@ -245,39 +234,15 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// straddle the new root's children and move up to it.
     fn lift_objects_on_new_planes(&mut self, old: u32) {
         let root = &self.core.nodes[self.core.root as usize];
-        let (center, root_id) = (root.center, self.core.root);
+        let center = root.center;
         let touches = |b: &Aabb<V>| {
             (0..V::DIM).any(|i| b.min.get(i) <= center.get(i) && center.get(i) <= b.max.get(i))
         };
-        let mut lifted = core::mem::take(&mut self.work);
-        let mut stack = core::mem::take(&mut self.stack);
-        stack.clear();
-        stack.push((old, 0));
-        while let Some((n, _)) = stack.pop() {
-            let mut i = 0;
-            while i < self.core.nodes[n as usize].items.len() {
-                let it = self.core.nodes[n as usize].items[i];
-                if touches(&it.aabb) {
-                    self.core.unfile_at(n, i);
-                    lifted.push((n, it.slot));
-                } else {
-                    i += 1;
-                }
-            }
-            for &c in &self.core.nodes[n as usize].children {
-                if c != NONE && touches(&self.core.nodes[c as usize].bounds) {
-                    stack.push((c, 0));
-                }
-            }
-        }
-        self.stack = stack;
-        for &(n, slot) in &lifted {
-            let aabb = self.core.store.obj(slot).aabb;
-            self.core.file(root_id, slot, aabb);
-            self.core.note_if_empty(n);
-        }
-        lifted.clear();
-        self.work = lifted;
+        let (mut lifted, mut stack) = (take(&mut self.work), take(&mut self.stack));
+        let enter = |c: &Node<V>| touches(&c.bounds);
+        self.core
+            .lift_to_root(old, touches, enter, |_| {}, &mut stack, &mut lifted);
+        (self.work, self.stack) = (lifted, stack);
     }
 
     /// A node from the free list or a new one.
@@ -288,47 +253,25 @@ impl<V: Vector, T> Orthtree<V, T> {
         parent: u32,
         level: u16,
     ) -> u32 {
-        let fresh = |items: Vec<Item<V>>| Node {
+        self.core.alloc(Node {
             bounds,
             center,
-            items,
+            items: crate::kernel::Block::default(),
             children: [NONE; 8],
             parent,
             level,
             child_count: 0,
-            state: NodeState::Live,
-            lifespan: FIRST_LIFESPAN,
-            idle_frames: 0,
-            listed: false,
-        };
-        if let Some(n) = self.core.free_nodes.pop() {
-            let items = core::mem::take(&mut self.core.nodes[n as usize].items);
-            self.core.nodes[n as usize] = fresh(items);
-            self.core.mark_node(n);
-            n
-        } else {
-            self.core.nodes.push(fresh(Vec::new()));
-            let n = (self.core.nodes.len() - 1) as u32;
-            self.core.mark_node(n);
-            n
-        }
+            life: crate::kernel::Lifecycle::NEW,
+        })
     }
 
-    /// Child `k` of `n`, created if absent.
-    fn child_or_create(&mut self, n: u32, k: usize) -> u32 {
-        let c = self.core.nodes[n as usize].children[k];
-        if c != NONE {
-            return c;
-        }
+    /// A new node for child slot `k` of `n` (linked by
+    /// [`child_or_create`](crate::kernel::child_or_create)).
+    pub(crate) fn new_child(&mut self, n: u32, k: usize) -> u32 {
         let node = &self.core.nodes[n as usize];
         let bounds = Self::child_bounds(node, k);
         let level = node.level - 1;
-        let c = self.alloc_node(bounds, bounds.center(), n, level);
-        let node = &mut self.core.nodes[n as usize];
-        node.children[k] = c;
-        node.child_count += 1;
-        self.core.mark_used(n);
-        c
+        self.alloc_node(bounds, bounds.center(), n, level)
     }
 
     /// Files an object in the deepest node under `start` (which contains it)
@@ -358,7 +301,7 @@ impl<V: Vector, T> Orthtree<V, T> {
                     None
                 };
                 match fits {
-                    Some(k) => n = self.child_or_create(n, k),
+                    Some(k) => n = crate::kernel::child_or_create(self, n, k),
                     None => {
                         self.core.file(n, slot, aabb);
                         break;
@@ -374,7 +317,7 @@ impl<V: Vector, T> Orthtree<V, T> {
         let mut i = 0;
         while i < self.core.nodes[n as usize].items.len() {
             let node = &self.core.nodes[n as usize];
-            let it = node.items[i];
+            let it = self.core.items(n)[i];
             if Self::octant_of(node, &it.aabb).is_some() {
                 self.core.unfile_at(n, i);
                 work.push((n, it.slot));

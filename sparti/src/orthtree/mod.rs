@@ -59,7 +59,7 @@ impl<V: Vector> Default for OrthtreeConfig<V> {
     }
 }
 
-pub(crate) use crate::kernel::{FIRST_LIFESPAN, NodeState};
+pub(crate) use crate::kernel::NodeState;
 
 /// A node of the pool. Children are indices into the pool, `NONE` if absent.
 #[derive(Clone, Debug)]
@@ -70,7 +70,7 @@ pub(crate) struct Node<V: Vector> {
     /// so children tile their parent exactly even after the root grows.
     pub center: V,
     /// The objects filed here.
-    pub items: Vec<Item<V>>,
+    pub items: crate::kernel::Block,
     /// Child `k` covers the half of each axis `i` given by bit `i` of `k`
     /// (set: the upper half).
     pub children: [u32; 8],
@@ -78,13 +78,8 @@ pub(crate) struct Node<V: Vector> {
     /// `log2(side / min_node_size)`: 0 for nodes that cannot split.
     pub level: u16,
     pub child_count: u8,
-    pub state: NodeState,
-    /// Frames an empty leaf lives before it is pruned (8, doubling to 64).
-    pub lifespan: u8,
-    /// Frames spent idle so far.
-    pub idle_frames: u8,
-    /// True while the node has an entry in the idle list.
-    pub listed: bool,
+    /// Where the node stands in lazy pruning.
+    pub life: crate::kernel::Lifecycle,
 }
 
 /// A dynamic octree (3D) or quadtree (2D): the tree of the octree article,

@@ -3,7 +3,7 @@
 use super::{Orthtree, OutOfBounds};
 use crate::Error;
 use crate::geometry::{Aabb, Vector};
-use crate::kernel::Move;
+use crate::kernel::{Move, leave_world};
 use crate::store::NONE;
 
 impl<V: Vector, T> Orthtree<V, T> {
@@ -11,48 +11,35 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// it, then sinks as deep as it fits (L3).
     #[inline]
     pub(crate) fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error> {
-        let Move {
-            handle: h,
-            slot,
-            shape,
-            aabb,
-        } = m;
-        let n = self.core.store.slot(slot).node;
+        let n = self.core.store.slot(m.slot).node;
         if n == NONE {
             // Still queued for the build: the build will place it.
             let remove = self.config.out_of_bounds == OutOfBounds::Remove;
-            return self.core.move_queued(m, self.admit(&aabb), remove);
+            return self.core.move_queued(m, self.admit(&m.aabb), remove);
         }
         let root_bounds = self.core.nodes[self.core.root as usize].bounds;
-        if !root_bounds.contains(&aabb) {
-            match self.config.out_of_bounds {
-                OutOfBounds::Grow => self.grow_to(&aabb)?,
-                OutOfBounds::Reject => return Err(Error::OutsideWorld),
-                OutOfBounds::Remove => {
-                    self.core.evict(h, slot);
-                    return Ok(());
-                }
-            }
+        if !root_bounds.contains(&m.aabb) && leave_world(self, &m, |t| t.grow_to(&m.aabb))? {
+            return Ok(());
         }
         // The place is read after any growth, which may have lifted the object.
-        let (n, pos) = self.core.set_shape(slot, shape, aabb);
+        let (n, pos) = self.core.set_shape(m.slot, m.shape, m.aabb);
         let node = &self.core.nodes[n as usize];
         // Fast path: still inside its node, and no deeper place for it (a
         // lone object in a leaf stays put whatever its size).
-        if self.holds(n, &aabb)
+        if self.holds(n, &m.aabb)
             && (node.level == 0
                 || (node.child_count == 0 && node.items.len() == 1)
-                || Self::octant_of(node, &aabb).is_none())
+                || Self::octant_of(node, &m.aabb).is_none())
         {
-            self.core.nodes[n as usize].items[pos].aabb = aabb;
+            self.core.items_mut(n)[pos].aabb = m.aabb;
             return Ok(());
         }
         self.core.unfile_at(n, pos);
         let mut up = n;
-        while !self.holds(up, &aabb) {
+        while !self.holds(up, &m.aabb) {
             up = self.core.nodes[up as usize].parent;
         }
-        self.place(up, slot);
+        self.place(up, m.slot);
         self.core.note_if_empty(n);
         Ok(())
     }

@@ -23,20 +23,8 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// level down, its bounds exactly octant `k` of the parent's.
     pub(crate) fn check_child(&self, n: u32, k: usize, c: u32) -> Result<(), ValidationError> {
         let (node, child) = (&self.core.nodes[n as usize], &self.core.nodes[c as usize]);
-        ensure!(
-            k < 1 << V::DIM,
-            "node {n} has child slot {k} in {}D",
-            V::DIM
-        );
-        ensure!(
-            node.level > 0 && child.level == node.level - 1,
-            "child {c} level"
-        );
-        ensure!(
-            child.bounds == Self::child_bounds(node, k),
-            "child {c} bounds are not octant {k} of {n}"
-        );
-        Ok(())
+        let is_octant = k < 1 << V::DIM && child.bounds == Self::child_bounds(node, k);
+        crate::kernel::check_octant::<V>((n, k, c), (node.level, child.level), is_octant)
     }
 
     /// The object of item `it` is in the deepest node that contains it: its
