@@ -9,7 +9,8 @@
 //! `pbsp3`, `pquad2`, `ploose2`, `pbsp2`): the parallel pair search
 //! (`par_pairs`, on `RAYON_NUM_THREADS` threads).
 //! `MIN=4` sets the trees' minimum node size, `CAP=8` the loose trees' leaf
-//! capacity.
+//! capacity, `BATCH=1` moves the objects with one `update_many` a frame
+//! (on rayon's threads with the feature) instead of one `update` each.
 
 use std::time::Instant;
 
@@ -62,8 +63,11 @@ fn run<V: Vector, S: SpatialIndex<V, ()>>(
     let mut pairs: Vec<Pair> = Vec::new();
     let mut upd = 0.0;
     let mut pai = 0.0;
+    let batch = std::env::var("BATCH").is_ok_and(|v| v == "1");
+    let mut moves = Vec::with_capacity(n);
     for _ in 0..frames {
         let t = Instant::now();
+        moves.clear();
         for (i, &h) in handles.iter().enumerate() {
             let mut p = pos[i] + vel[i];
             for a in 0..V::DIM {
@@ -77,7 +81,14 @@ fn run<V: Vector, S: SpatialIndex<V, ()>>(
                 }
             }
             pos[i] = p;
-            index.update(h, Shape::sphere(p, rad[i])).expect("inside");
+            if batch {
+                moves.push((h, Shape::sphere(p, rad[i])));
+            } else {
+                index.update(h, Shape::sphere(p, rad[i])).expect("inside");
+            }
+        }
+        if batch {
+            index.update_many(&moves).expect("inside");
         }
         index.end_frame();
         let t2 = Instant::now();

@@ -369,8 +369,12 @@ pub trait SpatialIndex<V: Vector, T> {
     /// handle, the shape, the coordinate limits, an out-of-bounds policy
     /// that refuses), and on error nothing is moved. With the `rayon`
     /// feature, the trees check the moves and compute their boxes on
-    /// rayon's threads; the moves are then applied in order, so the
-    /// result is the loop's. An object that the `Remove` policy evicts
+    /// rayon's threads; from 4,096 moves, the moves that leave an object
+    /// in its node (most of a frame's) are also found and written there,
+    /// and the others applied in order after them. The objects end where
+    /// the loop puts them (the pairs are the loop's as a set; their order
+    /// may differ from the loop's, and is the same on any number of
+    /// threads). An object that the `Remove` policy evicts
     /// during the batch is skipped by the batch's later moves (it is in
     /// the structure's evicted list). The values must be `Send + Sync`,
     /// feature or not.

@@ -66,8 +66,9 @@
 //! does it too). A query never gives a stale answer: one that meets queued
 //! insertions tests them one by one beside the tree (exact, but linear;
 //! [`Counters::pending_tests`] counts them). With the `rayon` feature,
-//! `update_many` checks a frame's moves, and [`SpatialIndex::par_pairs`]
-//! searches pairs, on rayon's threads, with the results of one thread.
+//! `update_many` checks a frame's moves and applies those that keep their
+//! node, and [`SpatialIndex::par_pairs`] searches pairs, on rayon's
+//! threads, with the same results on any number of threads.
 //!
 //! # Adding a structure
 //!

@@ -111,6 +111,12 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         &self.slots[i as usize]
     }
 
+    /// Every slot, for writes spread over threads.
+    #[cfg(feature = "rayon")]
+    pub fn slots_mut(&mut self) -> &mut [Slot<Object<V, T>>] {
+        &mut self.slots
+    }
+
     #[inline]
     pub fn slot_mut(&mut self, i: u32) -> &mut Slot<Object<V, T>> {
         &mut self.slots[i as usize]

@@ -463,7 +463,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                 Overlap::Inside => true,
                 Overlap::Partial => {
                     counters.shape_tests += 1;
-                    region.matches(&o.shape)
+                    region.matches_meeting_box(&o.shape)
                 }
             };
             if hit {
@@ -526,7 +526,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     }
                     let hit = class == Overlap::Inside || {
                         counters.shape_tests += 1;
-                        region.matches(&o.shape)
+                        region.matches_meeting_box(&o.shape)
                     };
                     if hit {
                         out.push(self.store.handle(it.slot));

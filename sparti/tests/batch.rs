@@ -408,3 +408,74 @@ fn update_of_a_queued_object_evicts_under_remove() {
     assert_eq!(r, Ok(()));
     assert_eq!(t.take_evicted(), vec![(b, 1)]);
 }
+
+/// With the `rayon` feature a large batch is applied in phases (the moves
+/// that only change a box on the threads, the others in order): the
+/// structure ends the same, its pairs in the same order, on pools of 1, 2
+/// and 5 threads; and equal, as sets, to a loop of `update`.
+#[cfg(feature = "rayon")]
+fn check_update_many_on_pools<V: Vector, S: SpatialIndex<V, u32> + Send>(
+    make: fn() -> S,
+    seed: u64,
+) {
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let mut r = Pcg64::seed_from_u64(seed);
+        let mut s = make();
+        let n = 5000usize;
+        let descs: Vec<_> = (0..n as u32)
+            .map(|i| ObjectDesc::new(Shape::sphere(vec_in::<V>(&mut r, 0.0, SIDE), 0.6), i))
+            .collect();
+        let hs = s.insert_many(descs).unwrap();
+        s.flush();
+        let mut frames = Vec::new();
+        for _ in 0..3 {
+            // Most objects step a little (they stay in their node), every
+            // 9th jumps across the world, and some move twice.
+            let mut moves: Vec<(Handle, Shape<V>)> = (0..n)
+                .map(|i| {
+                    let c = s.get(hs[i]).unwrap().shape.center();
+                    let step: V = if i % 9 == 0 {
+                        vec_in(&mut r, -40.0, 40.0)
+                    } else {
+                        vec_in(&mut r, -0.2, 0.2)
+                    };
+                    (hs[i], Shape::sphere(c + step, 0.6))
+                })
+                .collect();
+            moves.extend((0..40).map(|k| {
+                let c = vec_in::<V>(&mut r, 0.0, SIDE);
+                (hs[k * 17], Shape::sphere(c, 0.6))
+            }));
+            pool.install(|| s.update_many(&moves)).unwrap();
+            s.validate().unwrap();
+            let mut pairs = Vec::new();
+            s.pairs(&mut pairs);
+            let ids: Vec<(u32, u32)> = pairs
+                .iter()
+                .map(|p| (s.get(p.a).unwrap().value, s.get(p.b).unwrap().value))
+                .collect();
+            frames.push((state(&s), ids));
+            s.end_frame();
+        }
+        frames
+    };
+    let one = run(1);
+    assert!(!one[0].1.is_empty(), "a scene without pairs proves nothing");
+    assert_eq!(run(2), one, "2 threads against 1");
+    assert_eq!(run(5), one, "5 threads against 1");
+}
+
+#[cfg(feature = "rayon")]
+#[test]
+fn large_batches_give_the_same_on_any_pool() {
+    check_update_many_on_pools(Orthtree::<Vec3, u32>::new, 31);
+    check_update_many_on_pools(Orthtree::<Vec2, u32>::new, 32);
+    check_update_many_on_pools(LooseOrthtree::<Vec3, u32>::new, 33);
+    check_update_many_on_pools(LooseOrthtree::<Vec2, u32>::new, 34);
+    check_update_many_on_pools(Bsp::<Vec3, u32>::new, 35);
+    check_update_many_on_pools(Bsp::<Vec2, u32>::new, 36);
+}

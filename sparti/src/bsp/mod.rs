@@ -409,6 +409,11 @@ impl<V: Vector, T> Family<V, T> for Bsp<V, T> {
         self.update_visits = 0;
     }
 
+    fn note_in_place(&mut self, count: u64) {
+        // One node examined per move, as `update` counts.
+        self.update_visits += count;
+    }
+
     fn own_memory(&self) -> usize {
         self.pair_scratch.with(|s| s.map_or(0, |s| s.memory()))
     }

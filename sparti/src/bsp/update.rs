@@ -2,7 +2,7 @@
 
 use super::Bsp;
 use crate::Error;
-use crate::geometry::Vector;
+use crate::geometry::{Aabb, Vector};
 use crate::kernel::{Move, leave_world};
 use crate::store::NONE;
 
@@ -37,15 +37,7 @@ impl<V: Vector, T> Bsp<V, T> {
         // The place is read after any growth, which may have lifted the object.
         let (n, pos) = self.core.set_shape(m.slot, m.shape, m.aabb);
         self.update_visits += 1;
-        let node = &self.core.nodes[n as usize];
-        // Fast path: still inside its node, and no deeper place for it (a
-        // leaf within its capacity keeps its objects whatever their size).
-        if Self::holds(node, &m.aabb)
-            && (!node.splits
-                || (node.child_count == 0
-                    && node.items.len() <= self.config.leaf_capacity as usize)
-                || Self::side_of(node, &m.aabb).is_none())
-        {
+        if self.keeps(n, &m.aabb) {
             self.core.items_mut(n)[pos].aabb = m.aabb;
             return Ok(());
         }
@@ -59,5 +51,17 @@ impl<V: Vector, T> Bsp<V, T> {
         self.update_visits += self.place(up, m.slot) - 1;
         self.core.note_if_empty(n);
         Ok(())
+    }
+
+    /// The fast path of a move: node `n` still holds the box, and there
+    /// is no deeper place for it (a leaf within its capacity keeps its
+    /// objects whatever their size).
+    pub(crate) fn keeps(&self, n: u32, aabb: &Aabb<V>) -> bool {
+        let node = &self.core.nodes[n as usize];
+        Self::holds(node, aabb)
+            && (!node.splits
+                || (node.child_count == 0
+                    && node.items.len() <= self.config.leaf_capacity as usize)
+                || Self::side_of(node, aabb).is_none())
     }
 }

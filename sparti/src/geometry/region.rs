@@ -23,6 +23,17 @@ pub trait Region<V: Vector> {
     fn classify(&self, bounds: &Aabb<V>) -> Overlap;
     /// True when the object (its exact shape) is selected by the region.
     fn matches(&self, shape: &Shape<V>) -> bool;
+
+    /// [`Region::matches`] for an object whose bounding box
+    /// ([`Shape::aabb`]) the region is already known to meet
+    /// ([`Region::classify`] did not say `Outside`): the structures call
+    /// this one, so a region whose exact test begins with that box test
+    /// can skip it. It must give what `matches` gives for such objects;
+    /// the default calls `matches`.
+    #[inline]
+    fn matches_meeting_box(&self, shape: &Shape<V>) -> bool {
+        self.matches(shape)
+    }
 }
 
 impl Overlap {
@@ -49,6 +60,16 @@ impl<V: Vector> Region<V> for Aabb<V> {
     fn matches(&self, shape: &Shape<V>) -> bool {
         shape.intersects_aabb(self)
     }
+    /// The box test of [`Shape::intersects_aabb`] is the one already
+    /// passed: a box then meets the region, a sphere does when its centre
+    /// is within its radius of the region.
+    #[inline]
+    fn matches_meeting_box(&self, shape: &Shape<V>) -> bool {
+        match shape {
+            Shape::Sphere(s) => self.distance_squared_to_point(s.center) <= s.radius * s.radius,
+            Shape::Box(_) => true,
+        }
+    }
 }
 
 impl<V: Vector> Region<V> for Sphere<V> {
@@ -59,6 +80,20 @@ impl<V: Vector> Region<V> for Sphere<V> {
     #[inline]
     fn matches(&self, shape: &Shape<V>) -> bool {
         shape.intersects_sphere(self)
+    }
+    /// The box tests of [`Shape::intersects_sphere`] are the one already
+    /// passed (the object's box against the sphere's, within `classify`):
+    /// a box then meets the sphere (the rest of `classify`'s test), a
+    /// sphere does when the centres are within the sum of the radii.
+    #[inline]
+    fn matches_meeting_box(&self, shape: &Shape<V>) -> bool {
+        match shape {
+            Shape::Sphere(o) => {
+                let r = self.radius + o.radius;
+                self.center.distance_squared(o.center) <= r * r
+            }
+            Shape::Box(_) => true,
+        }
     }
 }
 

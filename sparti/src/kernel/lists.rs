@@ -73,7 +73,7 @@ impl<V: Vector> Default for Lists<V> {
         Self {
             items: Vec::new(),
             abandoned: 0,
-            free: Default::default(),
+            free: core::array::from_fn(|_| Vec::new()),
             free_room: 0,
             objects: 0,
             spare: Vec::new(),
@@ -86,7 +86,7 @@ impl<V: Vector> Default for Lists<V> {
 const HEADROOM: usize = 16;
 
 /// Lists of room below this are recycled through free lists.
-pub(crate) const SMALL: usize = 9;
+pub(crate) const SMALL: usize = 65;
 
 /// An entry of the array's unused room.
 fn filler<V: Vector>() -> Item<V> {

@@ -612,6 +612,16 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     /// `n`'s (not linked yet: see [`child_or_create`]).
     fn new_child(&mut self, n: u32, k: usize) -> u32;
 
+    /// True when node `n` keeps an object whose box becomes `aabb` by the
+    /// family's placement rule, so that a move changes only the box (the
+    /// fast path of `update_boxed`, which batches apply on many threads).
+    #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
+    fn keeps(&self, n: u32, aabb: &Aabb<V>) -> bool;
+
+    /// A batch applied `count` moves in place (for the family's counters).
+    #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
+    fn note_in_place(&mut self, _count: u64) {}
+
     /// The family's placement rule for an object filed in node `n` (its
     /// item's box is checked equal to the object's).
     ///
@@ -711,6 +721,10 @@ macro_rules! forward_family_methods {
         fn new_child(&mut self, n: u32, k: usize) -> u32 {
             $ty::new_child(self, n, k)
         }
+
+        fn keeps(&self, n: u32, aabb: &$crate::Aabb<V>) -> bool {
+            $ty::keeps(self, n, aabb)
+        }
     };
 }
 pub(crate) use forward_family_methods;
@@ -789,7 +803,8 @@ const PAR_MOVES: usize = 4096;
 /// [`SpatialIndex::update_many`](crate::SpatialIndex::update_many): every
 /// move checked first (handle, shape, coordinate limits, the `Reject`
 /// policy) and its box computed, on rayon's threads with the feature; then
-/// the moves applied in order.
+/// the moves applied: in order, or for a large batch with the feature, in
+/// the phases of [`apply_in_phases`].
 ///
 /// # Errors
 /// The first bad move's error; nothing is changed then.
@@ -816,7 +831,22 @@ pub(crate) fn update_many<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
         let checked: Vec<(u32, Aabb<V>)> = moves.iter().map(check).collect::<Result<_, _>>()?;
         checked
     };
-    for (&(h, shape), (slot, aabb)) in moves.iter().zip(checked) {
+    #[cfg(feature = "rayon")]
+    if moves.len() >= PAR_MOVES && moves.len() < TWICE as usize {
+        return apply_in_phases(s, moves, &checked);
+    }
+    apply_in_order(s, moves, &checked, 0..moves.len())
+}
+
+/// Applies the checked moves `which` (indices into `moves`), in order.
+fn apply_in_order<V: Vector, T, S: Family<V, T>>(
+    s: &mut S,
+    moves: &[(Handle, Shape<V>)],
+    checked: &[(u32, Aabb<V>)],
+    which: impl Iterator<Item = usize>,
+) -> Result<(), Error> {
+    for i in which {
+        let ((h, shape), (slot, aabb)) = (moves[i], checked[i]);
         if s.core().store.resolve(h).is_err() {
             // Removed by the `Remove` policy earlier in this batch (the
             // checks passed): it is in the evicted list.
@@ -833,6 +863,89 @@ pub(crate) fn update_many<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
         )?;
     }
     Ok(())
+}
+
+/// In the slot table of [`apply_in_phases`]: a slot moved more than once.
+#[cfg(feature = "rayon")]
+const TWICE: u32 = NONE - 1;
+
+/// A large batch on rayon's threads, in three phases:
+/// 1. on the threads, which moves only change a box (the object's node
+///    keeps it: [`Family::keeps`]); read-only;
+/// 2. those moves written on the threads: each thread writes the store's
+///    slots and the lists' entries of its own range, found through tables
+///    by slot and by entry (an object moved twice in the batch is left to
+///    phase 3, so no two moves write the same place);
+/// 3. the other moves (objects that change nodes, leave the world, are
+///    queued, or move twice) applied in order on the calling thread.
+///
+/// No move of phase 2 changes the tree, so each one's node still keeps it
+/// when it is written; phase 3 sees the tree as a loop of `update` in the
+/// same order would, but with the in-place moves already done. The
+/// phases do not depend on the number of threads: the results are the
+/// same, in the same order, on any pool.
+#[cfg(feature = "rayon")]
+fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
+    s: &mut S,
+    moves: &[(Handle, Shape<V>)],
+    checked: &[(u32, Aabb<V>)],
+) -> Result<(), Error> {
+    use rayon::prelude::*;
+    let keep: Vec<Option<(u32, u32)>> = {
+        let s = &*s;
+        checked
+            .par_iter()
+            .map(|&(slot, aabb)| {
+                let place = s.core().store.slot(slot);
+                (place.node != NONE && s.keeps(place.node, &aabb))
+                    .then_some((place.node, place.pos))
+            })
+            .collect()
+    };
+    let core = s.core_mut();
+    let mut by_slot = vec![NONE; core.store.capacity()];
+    for (i, &(slot, _)) in checked.iter().enumerate() {
+        let e = &mut by_slot[slot as usize];
+        *e = if *e == NONE { i as u32 } else { TWICE };
+    }
+    let in_place = |i: usize| keep[i].is_some() && by_slot[checked[i].0 as usize] == i as u32;
+    let mut by_entry = vec![NONE; core.lists.items.len()];
+    let mut rest = Vec::new();
+    let mut count = 0u64;
+    for (i, k) in keep.iter().enumerate() {
+        match k {
+            Some((n, pos)) if in_place(i) => {
+                by_entry[core.nodes[*n as usize].block().start as usize + *pos as usize] = i as u32;
+                core.mark_node(*n);
+                count += 1;
+            }
+            _ => rest.push(i),
+        }
+    }
+    let by_slot = &by_slot;
+    core.store
+        .slots_mut()
+        .par_iter_mut()
+        .zip(by_slot.par_iter())
+        .for_each(|(place, &i)| {
+            let i = i as usize;
+            if i < checked.len() && keep[i].is_some() {
+                let o = place.obj.as_mut().expect("a moved slot holds an object");
+                o.shape = moves[i].1;
+                o.aabb = checked[i].1;
+            }
+        });
+    core.lists
+        .items
+        .par_iter_mut()
+        .zip(by_entry.par_iter())
+        .for_each(|(it, &i)| {
+            if i != NONE {
+                it.aabb = checked[i as usize].1;
+            }
+        });
+    s.note_in_place(count);
+    apply_in_order(s, moves, checked, rest.into_iter())
 }
 
 /// The one implementation of [`SpatialIndex`](crate::SpatialIndex) for every tree family:

@@ -126,10 +126,17 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
     /// [`super::Lists`]). Called where the tree is whole (every node that
     /// holds objects reachable from the root): at the start of a change
     /// and at the build step.
+    #[inline]
     pub fn tidy(&mut self) {
-        if !self.lists.untidy() || self.root == NONE {
-            return;
+        if self.lists.untidy() && self.root != NONE {
+            self.rewrite_lists();
         }
+    }
+
+    /// The rewrite of [`Core::tidy`]: every block copied, depth first.
+    #[cold]
+    #[inline(never)]
+    fn rewrite_lists(&mut self) {
         self.lists.start_rewrite();
         let mut stack = core::mem::take(&mut self.idle_spare);
         let keep = stack.len();

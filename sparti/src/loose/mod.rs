@@ -490,6 +490,10 @@ impl<V: Vector, T> Family<V, T> for LooseOrthtree<V, T> {
         self.moves = LooseUpdateCounts::default();
     }
 
+    fn note_in_place(&mut self, count: u64) {
+        self.moves.in_place += count;
+    }
+
     fn own_memory(&self) -> usize {
         self.pads.capacity() * size_of::<f32>() + self.flat.with(|f| f.map_or(0, |f| f.memory()))
     }

@@ -1,7 +1,7 @@
 //! Moving and removing objects (L3), and pruning empty branches (L5).
 
 use super::LooseOrthtree;
-use crate::geometry::Vector;
+use crate::geometry::{Aabb, Vector};
 use crate::kernel::{Move, leave_world};
 use crate::store::NONE;
 use crate::{Error, OutOfBounds};
@@ -67,5 +67,11 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         self.core.note_if_empty(n);
         self.moves.relocated += 1;
         Ok(())
+    }
+
+    /// The fast path of a move (see [`LooseOrthtree::settles`]).
+    pub(crate) fn keeps(&self, n: u32, aabb: &Aabb<V>) -> bool {
+        let (p, e) = Self::extent(aabb);
+        self.settles(n, aabb, p, e)
     }
 }

@@ -23,14 +23,7 @@ impl<V: Vector, T> Orthtree<V, T> {
         }
         // The place is read after any growth, which may have lifted the object.
         let (n, pos) = self.core.set_shape(m.slot, m.shape, m.aabb);
-        let node = &self.core.nodes[n as usize];
-        // Fast path: still inside its node, and no deeper place for it (a
-        // lone object in a leaf stays put whatever its size).
-        if self.holds(n, &m.aabb)
-            && (node.level == 0
-                || (node.child_count == 0 && node.items.len() == 1)
-                || Self::octant_of(node, &m.aabb).is_none())
-        {
+        if self.keeps(n, &m.aabb) {
             self.core.items_mut(n)[pos].aabb = m.aabb;
             return Ok(());
         }
@@ -42,6 +35,17 @@ impl<V: Vector, T> Orthtree<V, T> {
         self.place(up, m.slot);
         self.core.note_if_empty(n);
         Ok(())
+    }
+
+    /// The fast path of a move: node `n` still holds the box, and there
+    /// is no deeper place for it (a lone object in a leaf stays put
+    /// whatever its size).
+    pub(crate) fn keeps(&self, n: u32, aabb: &Aabb<V>) -> bool {
+        let node = &self.core.nodes[n as usize];
+        self.holds(n, aabb)
+            && (node.level == 0
+                || (node.child_count == 0 && node.items.len() == 1)
+                || Self::octant_of(node, aabb).is_none())
     }
 
     /// True when node `n` may hold an object with this box: inside its bounds,
