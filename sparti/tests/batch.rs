@@ -479,3 +479,50 @@ fn large_batches_give_the_same_on_any_pool() {
     check_update_many_on_pools(Bsp::<Vec3, u32>::new, 35);
     check_update_many_on_pools(Bsp::<Vec2, u32>::new, 36);
 }
+
+/// `update_many` on a pool of 4 threads (with `rayon`; else on this one).
+fn on_threads<S: SpatialIndex<Vec3, u32> + Send>(
+    s: &mut S,
+    moves: &[(Handle, Shape<Vec3>)],
+) -> Result<(), sparti::Error> {
+    #[cfg(feature = "rayon")]
+    {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap();
+        pool.install(|| s.update_many(moves))
+    }
+    #[cfg(not(feature = "rayon"))]
+    {
+        s.update_many(moves)
+    }
+}
+
+/// A large batch with two bad moves reports the first one's error, as a
+/// loop would stop at it (with `rayon` the moves are checked on threads;
+/// found by fuzzing: the threads' collect gave the later move's error).
+#[test]
+fn the_first_bad_move_of_a_large_batch_is_the_error() {
+    let mut t = Orthtree::<Vec3, u32>::new();
+    let hs = t
+        .insert_many(
+            (0..6000u32)
+                .map(|i| ObjectDesc::new(Shape::sphere(Vec3::splat(i as f32 * 0.01), 0.5), i))
+                .collect(),
+        )
+        .unwrap();
+    t.flush();
+    let mut moves: Vec<(Handle, Shape<Vec3>)> = hs
+        .iter()
+        .map(|&h| (h, Shape::sphere(Vec3::ONE, 0.5)))
+        .collect();
+    // Either side of the middle, where two threads each start a half.
+    moves[2990].1 = Shape::sphere(Vec3::new(f32::NAN, 0.0, 0.0), 0.5);
+    moves[3005].1 = Shape::sphere(Vec3::splat(1e30), 0.5);
+    for _ in 0..20 {
+        assert_eq!(on_threads(&mut t, &moves), Err(sparti::Error::NonFinite));
+    }
+    moves[2990].1 = Shape::sphere(Vec3::ONE, 0.5);
+    assert_eq!(t.update_many(&moves), Err(sparti::Error::WorldTooLarge));
+}

@@ -796,9 +796,13 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
     r
 }
 
-/// Moves from which [`update_many`] checks on rayon's threads.
-#[cfg(feature = "rayon")]
+/// Moves from which [`update_many`] checks on rayon's threads (and
+/// applies in phases). Built for fuzzing, any batch of two or more takes
+/// that path, so the fuzzer checks it on small batches.
+#[cfg(all(feature = "rayon", not(fuzzing)))]
 const PAR_MOVES: usize = 4096;
+#[cfg(all(feature = "rayon", fuzzing))]
+const PAR_MOVES: usize = 2;
 
 /// [`SpatialIndex::update_many`](crate::SpatialIndex::update_many): every
 /// move checked first (handle, shape, coordinate limits, the `Reject`
@@ -823,7 +827,11 @@ pub(crate) fn update_many<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
         #[cfg(feature = "rayon")]
         let checked: Vec<(u32, Aabb<V>)> = if moves.len() >= PAR_MOVES {
             use rayon::prelude::*;
-            moves.par_iter().map(check).collect::<Result<_, _>>()?
+            // Every result kept, then read in order: rayon's collect into
+            // a `Result` gives some error, not the first move's (found by
+            // fuzzing).
+            let results: Vec<Result<(u32, Aabb<V>), Error>> = moves.par_iter().map(check).collect();
+            results.into_iter().collect::<Result<_, _>>()?
         } else {
             moves.iter().map(check).collect::<Result<_, _>>()?
         };
