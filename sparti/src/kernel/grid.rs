@@ -65,6 +65,19 @@ const CANDIDATES: usize = 512;
 /// instead.
 const MAX_TESTS_PER_OBJECT: f64 = 48.0;
 
+/// Cells per axis, at most: cell coordinates below `2^23` are whole
+/// `f32` numbers, which [`floor`] relies on.
+const MAX_DIM: f64 = (1 << 22) as f64;
+
+/// `floor(x)` for `0 <= x < 2^23`, without the saturating conversion's
+/// checks: adding `2^23` rounds `x` to a whole number, left in the low
+/// bits, then one is taken off where that rounded up.
+#[inline(always)]
+fn floor(x: f32) -> u32 {
+    let r = (x + 8_388_608.0).to_bits() & 0x7F_FFFF;
+    r - u32::from(r as f32 > x)
+}
+
 /// One level of the grid.
 #[derive(Clone, Copy, Debug, Default)]
 struct Level {
@@ -187,7 +200,7 @@ impl Grid {
                 .map(|a| (extent[a] / c).floor() + 1.0)
                 .product::<f64>()
         };
-        while cells_at(c0) > cap {
+        while cells_at(c0) > cap || (0..d).any(|a| extent[a] / c0 >= MAX_DIM) {
             c0 *= 2.0;
         }
         // The levels, up to the one of a single cell.
@@ -243,7 +256,7 @@ impl Grid {
             for a in 0..d {
                 let u0 = (it.aabb.min.get(a) - origin[a]) * lv.inv;
                 let u1 = (it.aabb.max.get(a) - origin[a]) * lv.inv;
-                let k = ((u0 + u1) * 0.5).max(0.0).min((lv.dims[a] - 1) as f32) as u32;
+                let k = floor(((u0 + u1) * 0.5).max(0.0).min((lv.dims[a] - 1) as f32));
                 let kf = k as f32;
                 out = out.max(kf - u0).max(u1 - (kf + 1.0));
                 key += u64::from(k) * stride;
@@ -386,33 +399,32 @@ pub(crate) struct Job<'a, V: Vector, T> {
     matrix: &'a LayerMatrix,
 }
 
-/// Eight consecutive values of `v` from `b`, as two lanes of four.
+/// Eight values as two lanes of four.
 #[inline(always)]
-fn load(v: &[f32], b: usize) -> (Vec4, Vec4) {
-    let a: &[f32; LANES] = v[b..b + LANES].try_into().expect("eight values");
+fn lanes(a: &[f32; LANES]) -> (Vec4, Vec4) {
     (
         Vec4::new(a[0], a[1], a[2], a[3]),
         Vec4::new(a[4], a[5], a[6], a[7]),
     )
 }
 
-impl<V: Vector, T> Job<'_, V, T> {
-    /// Bit `l` set when the box at `b + l` meets the query (closed boxes).
-    /// No branch on the boxes.
-    #[inline(always)]
-    fn chunk(&self, q: &Query, b: usize) -> u32 {
-        let g = self.grid;
-        let mut m0 = glam::BVec4A::splat(true);
-        let mut m1 = glam::BVec4A::splat(true);
-        for a in 0..V::DIM {
-            let (l0, l1) = load(&g.lo[a], b);
-            let (h0, h1) = load(&g.hi[a], b);
-            m0 &= l0.cmple(q.hi[a]) & h0.cmpge(q.lo[a]);
-            m1 &= l1.cmple(q.hi[a]) & h1.cmpge(q.lo[a]);
-        }
-        m0.bitmask() | (m1.bitmask() << 4)
+/// Bit `l` set when box `l` of the eight meets the query (closed boxes),
+/// given the eight boxes' coordinates per axis `[lo x, hi x, lo y, ...]`.
+/// No branch on the boxes.
+#[inline(always)]
+fn chunk(q: &Query, c: [&[f32; LANES]; 6]) -> u32 {
+    let mut m0 = glam::BVec4A::splat(true);
+    let mut m1 = glam::BVec4A::splat(true);
+    for a in 0..3 {
+        let (l0, l1) = lanes(c[2 * a]);
+        let (h0, h1) = lanes(c[2 * a + 1]);
+        m0 &= l0.cmple(q.hi[a]) & h0.cmpge(q.lo[a]);
+        m1 &= l1.cmple(q.hi[a]) & h1.cmpge(q.lo[a]);
     }
+    m0.bitmask() | (m1.bitmask() << 4)
+}
 
+impl<'a, V: Vector, T> Job<'a, V, T> {
     /// The exact tests of the buffered box hits.
     #[inline(never)]
     fn flush<F>(&self, cand: &[[u32; 2]], counters: &mut Counters, f: &mut F)
@@ -451,11 +463,13 @@ impl<V: Vector, T> Job<'_, V, T> {
         let g = self.grid;
         let d = V::DIM;
         let n = g.n;
+        let az = d - 1;
         let cand = &mut work.cand;
         if cand.len() < CANDIDATES + LANES {
             cand.resize(CANDIDATES + LANES, [0; 2]);
         }
         let mut k = 0;
+        let (mut rows, mut tests) = (0u64, 0u64);
         for ui in 0..g.used.len() {
             let li = g.used[ui] as usize;
             let lv = &g.levels[li];
@@ -475,54 +489,62 @@ impl<V: Vector, T> Job<'_, V, T> {
                     q.lo[a] = Vec4::splat(qlo[a]);
                     q.hi[a] = Vec4::splat(qhi[a]);
                 }
-                // The object's own cell, by axis.
+                // In 2D the third axis repeats the second (the same test).
+                q.lo[2] = q.lo[az];
+                q.hi[2] = q.hi[az];
+                // The object's own cell, by axis: the build's formula,
+                // so the same cell.
                 let mut own = [0u32; 3];
-                let mut rest = g.key[i] - lv.base;
                 for a in 0..d {
-                    own[a] = rest % lv.dims[a];
-                    rest /= lv.dims[a];
+                    let u0 = (qlo[a] - g.origin[a]) * lv.inv;
+                    let u1 = (qhi[a] - g.origin[a]) * lv.inv;
+                    own[a] = floor(((u0 + u1) * 0.5).max(0.0).min((lv.dims[a] - 1) as f32));
                 }
                 for &ti in &g.used[..=ui] {
                     let t = &g.levels[ti as usize];
                     let same = ti as usize == li;
-                    // The cells the box grown by `ext` meets, per axis.
+                    // The cells the box grown by `ext` meets, per axis:
+                    // from ceil(u0) to floor(u1), clamped to the level.
+                    // On values clamped to at least -1, `floor(x + 1)` is
+                    // `floor(x) + 1` (or one more where the sum rounds up
+                    // to a whole number: one cell more, never one less).
                     let mut k0 = [0u32; 3];
-                    let mut k1 = [0u32; 3];
+                    let mut k1 = [1u32; 3];
                     let mut empty = false;
                     for a in 0..d {
                         let top = (t.dims[a] - 1) as f32;
                         let u0 = (qlo[a] - g.origin[a]) * t.inv - t.ext - 1.0;
                         let u1 = (qhi[a] - g.origin[a]) * t.inv + t.ext;
-                        // ceil(u0) and floor(u1), clamped to the level.
                         let c0 = u0.max(-1.0).min(top + 1.0);
                         let c1 = u1.max(-1.0).min(top + 1.0);
-                        let lo_k = c0.ceil().max(0.0);
-                        let hi_k = c1.floor().min(top);
-                        empty |= lo_k > hi_k;
-                        k0[a] = lo_k as u32;
-                        k1[a] = hi_k.max(0.0) as u32;
+                        let f0 = floor(c0 + 1.0); // floor(c0) + 1
+                        let lo_k = f0.saturating_sub(u32::from((f0 as f32) - 1.0 >= c0)); // ceil(c0), >= 0
+                        let hi_k = floor(c1 + 1.0).min(t.dims[a]); // floor(c1) + 1, <= dims
+                        empty |= lo_k >= hi_k;
+                        k0[a] = lo_k;
+                        k1[a] = hi_k;
                     }
                     if empty {
                         continue;
                     }
                     let (dx, dy) = (t.dims[0], t.dims[1]);
-                    let mut z0 = k0[2];
+                    let mut z = k0[2];
                     if same {
-                        z0 = z0.max(own[2]);
+                        z = z.max(own[2]);
                     }
-                    for z in z0..=k1[2] {
-                        let mut y0 = k0[1];
+                    while z < k1[2] {
+                        let mut y = k0[1];
                         if same && z == own[2] {
-                            y0 = y0.max(own[1]);
+                            y = y.max(own[1]);
                         }
-                        for y in y0..=k1[1] {
+                        while y < k1[1] {
                             let row = t.base + (z * dy + y) * dx;
                             let mut s = g.cell_start[(row + k0[0]) as usize] as usize;
-                            let e = g.cell_start[(row + k1[0] + 1) as usize] as usize;
+                            let e = g.cell_start[(row + k1[0]) as usize] as usize;
                             if same && z == own[2] && y == own[1] {
                                 s = s.max(i + 1);
                             }
-                            counters.node_visits += 1;
+                            rows += 1;
                             let mut b = s;
                             while b < e {
                                 let left = e - b;
@@ -531,8 +553,21 @@ impl<V: Vector, T> Job<'_, V, T> {
                                 } else {
                                     (1u32 << left) - 1
                                 };
-                                counters.pair_tests += left.min(LANES) as u64;
-                                let m = self.chunk(&q, b) & valid;
+                                tests += left.min(LANES) as u64;
+                                let at = |v: &'a [f32]| -> &'a [f32; LANES] {
+                                    v[b..b + LANES].try_into().expect("eight values")
+                                };
+                                let m = chunk(
+                                    &q,
+                                    [
+                                        at(&g.lo[0]),
+                                        at(&g.hi[0]),
+                                        at(&g.lo[1]),
+                                        at(&g.hi[1]),
+                                        at(&g.lo[az]),
+                                        at(&g.hi[az]),
+                                    ],
+                                ) & valid;
                                 // The first hit without a branch, the
                                 // others (rare) in a loop.
                                 let j = b + (m.trailing_zeros() & 7) as usize;
@@ -550,12 +585,16 @@ impl<V: Vector, T> Job<'_, V, T> {
                                 }
                                 b += LANES;
                             }
+                            y += 1;
                         }
+                        z += 1;
                     }
                 }
             }
         }
         self.flush(&cand[..k], counters, f);
+        counters.node_visits += rows;
+        counters.pair_tests += tests;
         debug_assert!(n + LANES <= g.lo[0].len());
     }
 }
