@@ -18,10 +18,19 @@
 //! policies). Its nodes implement [`TreeNode`], which is all the shared queries
 //! (regions, rays, k nearest) need: they come for free, as does every
 //! method of [`SpatialIndex`](crate::SpatialIndex). The shared test suite (`tests/common`)
-//! then checks it against the brute force. A family whose children tile
-//! their parent, each object in the deepest node that contains it, gets
-//! its pair search, one-thread and parallel, from [`tight_pairs`] (as the
-//! orthtrees and the BSP do: `impl_tight!` and `pair_search_methods!`);
+//! then checks it against the brute force.
+//!
+//! # The pair search
+//! Every family's pairs come first from the kernel's [`grid`]: the
+//! objects of the list array sorted, by a counting sort at each search,
+//! into the cells of a hierarchical loose grid, and rows of boxes tested
+//! eight at a time (one thread, or cut into ranges for rayon's threads).
+//! It needs nothing from the family. Where the grid would be crowded (a
+//! million objects in one spot, a small cluster in a huge sparse world),
+//! the family's own walk of its tree runs instead (`find_pairs`): a family
+//! whose children tile their parent, each object in the deepest node that
+//! contains it, gets it, one-thread and parallel, from [`tight_pairs`] (as
+//! the orthtrees and the BSP do: `impl_tight!` and `pair_search_methods!`);
 //! another one plans its own [`PairTasks`], and `Core::par_collect` runs
 //! them on rayon's threads.
 //!
