@@ -140,7 +140,12 @@ pub(crate) struct Work {
 impl Grid {
     /// Bytes held.
     pub fn memory(&self) -> usize {
-        (self.lo.iter().chain(&self.hi).map(Vec::capacity).sum::<usize>()
+        (self
+            .lo
+            .iter()
+            .chain(&self.hi)
+            .map(Vec::capacity)
+            .sum::<usize>()
             + self.slot.capacity()
             + self.key.capacity()
             + self.src_key.capacity()
@@ -192,8 +197,13 @@ impl Grid {
             }
         }
         let mut c0 = 2f64.powi(e90 as i32 - 126);
-        let extent: [f64; 3] =
-            core::array::from_fn(|a| if a < d { f64::from(hi.get(a) - lo.get(a)) } else { 0.0 });
+        let extent: [f64; 3] = core::array::from_fn(|a| {
+            if a < d {
+                f64::from(hi.get(a) - lo.get(a))
+            } else {
+                0.0
+            }
+        });
         let cap = (4 * n + 1024).min(1 << 30) as f64;
         let cells_at = |c: f64| -> f64 {
             (0..d)
@@ -436,7 +446,8 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         // overlap their cache misses; the tests below then find them near.
         let mut touch = 0u32;
         for &[i, j] in cand {
-            touch ^= self.store.obj(g.slot[i as usize]).layer ^ self.store.obj(g.slot[j as usize]).layer;
+            touch ^=
+                self.store.obj(g.slot[i as usize]).layer ^ self.store.obj(g.slot[j as usize]).layer;
         }
         core::hint::black_box(touch);
         for &[i, j] in cand {
@@ -470,7 +481,9 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         }
         let mut k = 0;
         let (mut rows, mut tests) = (0u64, 0u64);
-        for ui in 0..g.used.len() {
+        // Levels in the grid's order (finest first), so that the tasks'
+        // results, joined in position order, come in this order too.
+        for ui in (0..g.used.len()).rev() {
             let li = g.used[ui] as usize;
             let lv = &g.levels[li];
             let first = g.cell_start[lv.base as usize] as usize;

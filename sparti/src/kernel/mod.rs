@@ -672,8 +672,11 @@ pub(crate) fn check_config<V: Vector>(
 /// The pair search of the objects in the tree (not the queued ones): on
 /// the grid (see [`grid`]), or by the family's walk of its tree where the
 /// grid would be too crowded to pay.
-pub(crate) fn search_pairs<V: Vector, T, S: Family<V, T>, F>(s: &S, counters: &mut Counters, f: &mut F)
-where
+pub(crate) fn search_pairs<V: Vector, T, S: Family<V, T>, F>(
+    s: &S,
+    counters: &mut Counters,
+    f: &mut F,
+) where
     F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
 {
     let core = s.core();
