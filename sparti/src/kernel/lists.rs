@@ -161,6 +161,9 @@ impl<V: Vector> Lists<V> {
             self.items.truncate(b.start as usize);
             return;
         }
+        // Room holds no stale copies: the grid's search reads the whole
+        // array, skipping the fillers.
+        self.items[b.start as usize..(b.start + b.cap) as usize].fill(filler());
         self.abandoned += b.cap as usize;
         if let Some(free) = self.free.get_mut(b.cap as usize) {
             free.push(b.start);

@@ -18,10 +18,19 @@
 //! policies). Its nodes implement [`TreeNode`], which is all the shared queries
 //! (regions, rays, k nearest) need: they come for free, as does every
 //! method of [`SpatialIndex`](crate::SpatialIndex). The shared test suite (`tests/common`)
-//! then checks it against the brute force. A family whose children tile
-//! their parent, each object in the deepest node that contains it, gets
-//! its pair search, one-thread and parallel, from [`tight_pairs`] (as the
-//! orthtrees and the BSP do: `impl_tight!` and `pair_search_methods!`);
+//! then checks it against the brute force.
+//!
+//! # The pair search
+//! Every family's pairs come first from the kernel's [`grid`]: the
+//! objects of the list array sorted, by a counting sort at each search,
+//! into the cells of a hierarchical loose grid, and rows of boxes tested
+//! eight at a time (one thread, or cut into ranges for rayon's threads).
+//! It needs nothing from the family. Where the grid would be crowded (a
+//! million objects in one spot, a small cluster in a huge sparse world),
+//! the family's own walk of its tree runs instead (`find_pairs`): a family
+//! whose children tile their parent, each object in the deepest node that
+//! contains it, gets it, one-thread and parallel, from [`tight_pairs`] (as
+//! the orthtrees and the BSP do: `impl_tight!` and `pair_search_methods!`);
 //! another one plans its own [`PairTasks`], and `Core::par_collect` runs
 //! them on rayon's threads.
 //!
@@ -40,6 +49,7 @@ pub(crate) mod tight_pairs;
 use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
+mod grid;
 mod lists;
 mod pool;
 mod validate;
@@ -242,6 +252,8 @@ pub(crate) struct Core<V: Vector, T, N> {
     pub counters: AtomicCounters,
     /// The boxes around the subtrees' objects, for the queries.
     pub sub: Cached<SubBounds<V>>,
+    /// The pair search's grid and buffers, lent to each search.
+    pub grid: Spare<grid::Grid>,
 }
 
 impl<V: Vector, T, N: TreeNode<V>> Default for Core<V, T, N> {
@@ -259,6 +271,7 @@ impl<V: Vector, T, N: TreeNode<V>> Default for Core<V, T, N> {
             matrix: LayerMatrix::ALL,
             counters: AtomicCounters::default(),
             sub: Cached::default(),
+            grid: Spare::default(),
         }
     }
 }
@@ -381,6 +394,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
                 * size_of::<u32>()
             + self.sub.with_current(SubBounds::memory_bytes)
             + self.lists.memory()
+            + self.grid.with(|g| g.map_or(0, grid::Grid::memory))
     }
 }
 
@@ -566,9 +580,7 @@ pub(crate) trait Family<V: Vector, T>: Sized {
             }
         };
         let core = self.core();
-        if core.root != NONE {
-            self.find_pairs(&mut c, &mut f);
-        }
+        search_pairs(self, &mut c, &mut f);
         core.pending_pairs(&mut c, &mut f);
         core.counters.add(&c);
     }
@@ -657,6 +669,60 @@ pub(crate) fn check_config<V: Vector>(
 /// Builds the queued insertions into the tree (L2): the first root around
 /// them if there is none, then a bulk build of a fresh tree, or each filed
 /// from the root.
+/// The pair search of the objects in the tree (not the queued ones): on
+/// the grid (see [`grid`]), or by the family's walk of its tree where the
+/// grid would be too crowded to pay.
+pub(crate) fn search_pairs<V: Vector, T, S: Family<V, T>, F>(
+    s: &S,
+    counters: &mut Counters,
+    f: &mut F,
+) where
+    F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
+{
+    let core = s.core();
+    if core.root == NONE {
+        return;
+    }
+    let mut g = core.grid.take();
+    if g.build(&core.lists.items) {
+        g.run_all(&core.store, &core.matrix, counters, f);
+    } else {
+        s.find_pairs(counters, f);
+    }
+    core.grid.put(g);
+}
+
+/// [`search_pairs`] then the queued objects' pairs, on rayon's threads
+/// where the feature is on: `record` of each pair into `out` (cleared
+/// first), in the order of `for_each_pair`.
+pub(crate) fn par_search<V: Vector, T, S: Family<V, T>, R, M>(s: &S, record: M, out: &mut Vec<R>)
+where
+    T: Sync,
+    R: Send,
+    M: Fn(Handle, Handle, &Object<V, T>, &Object<V, T>) -> Option<R> + Sync,
+{
+    #[cfg(feature = "rayon")]
+    {
+        let core = s.core();
+        if core.root != NONE {
+            let mut g = core.grid.take();
+            if g.build(&core.lists.items) {
+                g.plan(rayon::current_num_threads() * 8);
+                core.par_collect(
+                    Some(&g.job(&core.store, &core.matrix)),
+                    Counters::default(),
+                    record,
+                    out,
+                );
+                core.grid.put(g);
+                return;
+            }
+            core.grid.put(g);
+        }
+    }
+    s.par_collect(record, out);
+}
+
 pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) {
     if s.core().pending.is_empty() {
         return;
@@ -1188,9 +1254,7 @@ macro_rules! impl_spatial_index {
                 ),
             {
                 let mut c = $crate::Counters::default();
-                if $crate::kernel::Family::core(self).root != $crate::store::NONE {
-                    $crate::kernel::Family::find_pairs(self, &mut c, &mut f);
-                }
+                $crate::kernel::search_pairs(self, &mut c, &mut f);
                 $crate::kernel::Family::core(self).pending_pairs(&mut c, &mut f);
                 $crate::kernel::Family::core(self).counters.add(&c);
             }
@@ -1199,18 +1263,14 @@ macro_rules! impl_spatial_index {
             where
                 T: Sync,
             {
-                $crate::kernel::Family::par_collect(
-                    self,
-                    |a, b, _, _| Some($crate::Pair { a, b }),
-                    out,
-                );
+                $crate::kernel::par_search(self, |a, b, _, _| Some($crate::Pair { a, b }), out);
             }
 
             fn par_contacts(&self, out: &mut Vec<$crate::Contact<V>>)
             where
                 T: Sync,
             {
-                $crate::kernel::Family::par_collect(
+                $crate::kernel::par_search(
                     self,
                     |a, b, oa, ob| $crate::index::contact_of(a, b, oa, ob),
                     out,

@@ -148,15 +148,18 @@ pub(crate) struct Node<V: Vector> {
 /// - Empty leaves are pruned after 8 idle frames; a leaf reused before its
 ///   death doubles its lifespan, up to 64 (L5).
 ///
-/// Pairs are found in one pass (P1): the objects of each node against each
-/// other and against those of its ancestors, as in the tight tree; and,
-/// since sibling loose bounds overlap, each two sibling subtrees against
-/// each other by a simultaneous descent of node pairs, pruned by the boxes
+/// Pairs come from the search every structure shares: a hierarchical
+/// loose grid over the objects' boxes, rebuilt by a counting sort at each
+/// search (see the README's design notes). Where that grid would be
+/// crowded, the tree is walked instead: the objects of a node against
+/// each other and against those of its ancestors, and, since
+/// sibling loose bounds overlap, each two sibling subtrees against each
+/// other by a simultaneous descent of node pairs, pruned by the boxes
 /// around their subtrees' objects.
 ///
 /// # Memory layout
-/// Nodes live in one pool addressed by `u32` index with a free list; each
-/// node keeps its objects' boxes in its own `Vec`, reused when the node is.
+/// Nodes live in one pool addressed by `u32` index with a free list; the
+/// objects of every node are a block of one array the kernel keeps.
 ///
 /// # Example
 /// ```

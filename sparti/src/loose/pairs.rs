@@ -1,4 +1,6 @@
-//! All overlapping pairs in one pass (P1, P2).
+//! All overlapping pairs in one pass (P1, P2) by a walk of the loose tree:
+//! the search that runs where the kernel's grid search (`kernel/grid.rs`)
+//! would be crowded.
 //!
 //! In a loose tree, "each node against its ancestors" is not enough: the
 //! loose bounds of siblings overlap, so an object near the face of one cell

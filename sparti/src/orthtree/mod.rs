@@ -97,12 +97,15 @@ pub(crate) struct Node<V: Vector> {
 /// - Empty leaves are pruned after 8 idle frames; a leaf reused before its
 ///   death doubles its lifespan, up to 64 (L5).
 ///
-/// Pairs are found in one pass: the objects of a node against each other
-/// and against those of its ancestors (P1).
+/// Pairs come from the search every structure shares: a hierarchical
+/// loose grid over the objects' boxes, rebuilt by a counting sort at each
+/// search (see the README's design notes). Where that grid would be
+/// crowded, the tree is walked instead: the objects of a node against
+/// each other and against those of its ancestors.
 ///
 /// # Memory layout
-/// Nodes live in one pool addressed by `u32` index with a free list; each
-/// node keeps its objects' boxes in its own `Vec`, reused when the node is.
+/// Nodes live in one pool addressed by `u32` index with a free list; the
+/// objects of every node are a block of one array the kernel keeps.
 ///
 /// # Example
 /// ```

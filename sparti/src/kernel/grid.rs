@@ -1,0 +1,630 @@
+//! The pair search every tree family runs first: a hierarchical loose grid
+//! over the objects of the kernel's list array, rebuilt at each search by
+//! a counting sort, with rows of candidate boxes tested eight at a time.
+//!
+//! # Why a grid
+//! Walking a tree visits nodes that hold one or two objects each, and
+//! every visit is a branch the processor guesses at random. Here the
+//! objects are sorted into the cells of a few grid levels; each object
+//! meets the candidates of a handful of rows, each row one contiguous
+//! range of boxes stored as separate arrays per coordinate, tested eight
+//! at a time without a branch on the outcome.
+//!
+//! # The grid
+//! The cells of level `l` have side `c0 * 2^l` and tile the box around
+//! every object, from its lower corner. `c0` is the smallest power of two
+//! at least as large as nine in ten of the objects (rounded up so that
+//! the finest level has at most four cells per object), so most objects
+//! live at level 0; an object larger than `c0` lives at the first level
+//! whose cells are at least its size. Each object goes to the cell of its
+//! centre at its level. Cells are numbered row by row (x fastest), each
+//! level after the one below it, and the objects are sorted by that
+//! number: `cell_start[k]..cell_start[k + 1]` are cell `k`'s objects, and
+//! a run of cells along x is one range.
+//!
+//! Positions are measured in cells: `u = (x - origin) * (1 / side)`,
+//! rounded to `f32`. That function is monotone, so two boxes that overlap
+//! in world coordinates overlap in cell coordinates at every level. Each
+//! level records how far, at most, one of its objects sticks out of its
+//! cell (`ext`, in cells, with a margin for the rounding of the few
+//! operations that follow): an object meets only objects of that level
+//! whose cells lie within its box grown by `ext`.
+//!
+//! # Each pair once
+//! An object searches its own level and every coarser level. At its own
+//! level it takes only the cells after its own in the numbering, and in
+//! its own cell only the objects after it; at coarser levels, every cell
+//! its grown box meets. Two objects of one level that overlap each find
+//! the other's cell in range, so the one earlier in the order finds the
+//! pair; objects of different levels are paired by the finer one.
+//!
+//! # When the grid is not used
+//! Counting gives, per level, how crowded the cells are. When the
+//! expected number of box tests passes [`MAX_TESTS_PER_OBJECT`] per
+//! object (a million objects in one spot, or a small cluster in a huge,
+//! sparse world, where four cells per object are far too coarse), the
+//! search returns `false` and the family walks its tree instead.
+
+// Loops over the axes index several per-axis arrays at once.
+#![allow(clippy::needless_range_loop)]
+
+use glam::Vec4;
+
+use crate::geometry::Vector;
+use crate::index::{Item, report_pair};
+use crate::store::{NONE, Store};
+use crate::{Counters, Handle, LayerMatrix, Object};
+
+/// Candidates tested together.
+const LANES: usize = 8;
+
+/// Box hits buffered before their exact tests.
+const CANDIDATES: usize = 512;
+
+/// The expected box tests per object above which the tree is searched
+/// instead.
+const MAX_TESTS_PER_OBJECT: f64 = 48.0;
+
+/// Cells per axis, at most: cell coordinates below `2^23` are whole
+/// `f32` numbers, which [`floor`] relies on.
+const MAX_DIM: f64 = (1 << 22) as f64;
+
+/// `floor(x)` for `0 <= x < 2^23`, without the saturating conversion's
+/// checks: adding `2^23` rounds `x` to a whole number, left in the low
+/// bits, then one is taken off where that rounded up.
+#[inline(always)]
+fn floor(x: f32) -> u32 {
+    let r = (x + 8_388_608.0).to_bits() & 0x7F_FFFF;
+    r - u32::from(r as f32 > x)
+}
+
+/// One level of the grid.
+#[derive(Clone, Copy, Debug, Default)]
+struct Level {
+    /// `1 / side`.
+    inv: f32,
+    /// Cells per axis (1 on the axes a 2D grid does not have).
+    dims: [u32; 3],
+    /// Number of the level's first cell.
+    base: u32,
+    /// How far an object of the level sticks out of its cell, at most, in
+    /// cells, with the rounding margin.
+    ext: f32,
+    /// Objects filed at the level.
+    count: u32,
+}
+
+impl Level {
+    #[inline]
+    fn cells(&self) -> u64 {
+        u64::from(self.dims[0]) * u64::from(self.dims[1]) * u64::from(self.dims[2])
+    }
+}
+
+/// The grid and the buffers of its search, kept between searches.
+#[derive(Default)]
+pub(crate) struct Grid {
+    /// Objects in the grid.
+    n: usize,
+    /// The lower corner of the box around every object.
+    origin: [f32; 3],
+    levels: Vec<Level>,
+    /// The levels holding objects, coarsest first.
+    used: Vec<u32>,
+    /// The boxes in grid order, one array per coordinate, padded with
+    /// [`LANES`] empty boxes so that a chunk can always be loaded.
+    lo: [Vec<f32>; 3],
+    hi: [Vec<f32>; 3],
+    /// Store slots and static flags, in grid order.
+    slot: Vec<u32>,
+    is_static: Vec<bool>,
+    /// Cell numbers, in grid order.
+    key: Vec<u32>,
+    /// Cell numbers of the objects in list order (the sort's input).
+    src_key: Vec<u32>,
+    /// `cell_start[k]`: the position of cell `k`'s first object; one more
+    /// entry for the end.
+    cell_start: Vec<u32>,
+    /// The parallel search's tasks: ranges of positions.
+    tasks: Vec<(u32, u32)>,
+    /// The calling thread's candidate buffer.
+    work: Work,
+}
+
+/// A thread's buffer of box hits waiting for their exact test.
+#[derive(Default)]
+pub(crate) struct Work {
+    cand: Vec<[u32; 2]>,
+}
+
+impl Grid {
+    /// Bytes held.
+    pub fn memory(&self) -> usize {
+        (self
+            .lo
+            .iter()
+            .chain(&self.hi)
+            .map(Vec::capacity)
+            .sum::<usize>()
+            + self.slot.capacity()
+            + self.key.capacity()
+            + self.src_key.capacity()
+            + self.cell_start.capacity())
+            * 4
+            + self.is_static.capacity()
+            + self.levels.capacity() * size_of::<Level>()
+            + self.used.capacity() * 4
+            + self.tasks.capacity() * 8
+            + self.work.cand.capacity() * 8
+    }
+
+    /// Sorts the objects of `items` (entries whose slot is `NONE` are
+    /// room, skipped) into the grid. `false` when the grid would be too
+    /// crowded to pay (module docs): the caller searches its tree.
+    pub fn build<V: Vector>(&mut self, items: &[Item<V>]) -> bool {
+        let d = V::DIM;
+        // The box around every object, how many there are, and their sizes
+        // by binary exponent.
+        let mut lo = V::splat(f32::INFINITY);
+        let mut hi = V::splat(f32::NEG_INFINITY);
+        let mut by_exp = [0u32; 256];
+        let mut n = 0usize;
+        for it in items {
+            if it.slot == NONE {
+                continue;
+            }
+            n += 1;
+            lo = lo.min(it.aabb.min);
+            hi = hi.max(it.aabb.max);
+            let size = (it.aabb.max - it.aabb.min).max_element();
+            by_exp[(size.to_bits() >> 23) as usize & 0xFF] += 1;
+        }
+        self.n = n;
+        self.used.clear();
+        if n == 0 {
+            return true;
+        }
+        // c0: a power of two at least nine in ten of the sizes (an
+        // exponent byte `e` holds sizes below 2^(e - 126)).
+        let mut seen = 0u32;
+        let want = (n as u32).div_ceil(10).max(1);
+        let mut e90 = 0usize;
+        for e in (0..256).rev() {
+            seen += by_exp[e];
+            if seen >= want {
+                e90 = e;
+                break;
+            }
+        }
+        let mut c0 = 2f64.powi(e90 as i32 - 126);
+        let extent: [f64; 3] = core::array::from_fn(|a| {
+            if a < d {
+                f64::from(hi.get(a) - lo.get(a))
+            } else {
+                0.0
+            }
+        });
+        let cap = (4 * n + 1024).min(1 << 30) as f64;
+        let cells_at = |c: f64| -> f64 {
+            (0..d)
+                .map(|a| (extent[a] / c).floor() + 1.0)
+                .product::<f64>()
+        };
+        while cells_at(c0) > cap || (0..d).any(|a| extent[a] / c0 >= MAX_DIM) {
+            c0 *= 2.0;
+        }
+        // The levels, up to the one of a single cell.
+        self.levels.clear();
+        let mut base = 0u64;
+        let mut c = c0;
+        loop {
+            let mut dims = [1u32; 3];
+            for a in 0..d {
+                dims[a] = ((extent[a] / c).floor() + 1.0) as u32;
+            }
+            let lv = Level {
+                inv: (1.0 / c) as f32,
+                dims,
+                base: base as u32,
+                ext: f32::NEG_INFINITY,
+                count: 0,
+            };
+            base += lv.cells();
+            self.levels.push(lv);
+            if dims.iter().all(|&k| k == 1) || self.levels.len() >= 64 {
+                break;
+            }
+            c *= 2.0;
+        }
+        let top = self.levels.len() - 1;
+        let cells = base as usize;
+        let origin: [f32; 3] = core::array::from_fn(|a| if a < d { lo.get(a) } else { 0.0 });
+        self.origin = origin;
+        self.cell_start.clear();
+        self.cell_start.resize(cells + 1, 0);
+        self.src_key.clear();
+        self.src_key.reserve(n);
+        let inv0 = (1.0 / c0) as f32;
+        // Keys, counts and how far objects stick out of their cells.
+        for it in items {
+            if it.slot == NONE {
+                continue;
+            }
+            let size = (it.aabb.max - it.aabb.min).max_element() * inv0;
+            // The first level whose cells are at least the object's size.
+            let mut l = if size <= 1.0 {
+                0
+            } else {
+                let e = ((size.to_bits() >> 23) as i32 - 127) as usize;
+                e + usize::from(size > f32::from_bits(((e as u32) + 127) << 23))
+            };
+            l = l.min(top);
+            let lv = &mut self.levels[l];
+            let mut key = 0u64;
+            let mut stride = 1u64;
+            let mut out = f32::NEG_INFINITY;
+            for a in 0..d {
+                let u0 = (it.aabb.min.get(a) - origin[a]) * lv.inv;
+                let u1 = (it.aabb.max.get(a) - origin[a]) * lv.inv;
+                let k = floor(((u0 + u1) * 0.5).max(0.0).min((lv.dims[a] - 1) as f32));
+                let kf = k as f32;
+                out = out.max(kf - u0).max(u1 - (kf + 1.0));
+                key += u64::from(k) * stride;
+                stride *= u64::from(lv.dims[a]);
+            }
+            lv.ext = lv.ext.max(out);
+            lv.count += 1;
+            let key = (u64::from(lv.base) + key) as u32;
+            self.src_key.push(key);
+            self.cell_start[key as usize] += 1;
+        }
+        // How crowded: per level, the mean number of objects in an
+        // object's cell; every object of that level or a finer one meets
+        // about 3^D cells' worth (a rough count, to catch the hopeless).
+        let mut expected = 0f64;
+        let mut finer = 0f64;
+        for lv in &self.levels {
+            if lv.count == 0 {
+                continue;
+            }
+            let range = lv.base as usize..(u64::from(lv.base) + lv.cells()) as usize;
+            let sq: f64 = self.cell_start[range]
+                .iter()
+                .map(|&k| f64::from(k) * f64::from(k))
+                .sum();
+            finer += f64::from(lv.count);
+            expected += finer * (sq / f64::from(lv.count));
+        }
+        if expected > MAX_TESTS_PER_OBJECT * n as f64 + 4096.0 {
+            return false;
+        }
+        for (l, lv) in self.levels.iter_mut().enumerate().rev() {
+            if lv.count > 0 {
+                // The margin covers the rounding of `ext` and of the
+                // query's bounds: a few units in the last place of the
+                // largest cell coordinate.
+                let big = lv.dims.iter().copied().max().unwrap_or(1) as f32;
+                lv.ext = lv.ext.max(0.0) + (big + lv.ext.max(0.0) + 2.0) * (1.0 / (1 << 20) as f32);
+                self.used.push(l as u32);
+            }
+        }
+        // Prefix sums, then a backward scatter (stable): cell_start[k]
+        // ends as the start of cell k.
+        let mut sum = 0u32;
+        for v in self.cell_start.iter_mut() {
+            sum += *v;
+            *v = sum;
+        }
+        for a in 0..3 {
+            let (l, h) = (&mut self.lo[a], &mut self.hi[a]);
+            l.clear();
+            h.clear();
+            if a < d {
+                l.resize(n + LANES, f32::INFINITY);
+                h.resize(n + LANES, f32::NEG_INFINITY);
+            }
+        }
+        self.slot.clear();
+        self.slot.resize(n, NONE);
+        self.is_static.clear();
+        self.is_static.resize(n, false);
+        self.key.clear();
+        self.key.resize(n, 0);
+        let mut j = n;
+        for it in items.iter().rev() {
+            if it.slot == NONE {
+                continue;
+            }
+            j -= 1;
+            let k = self.src_key[j];
+            let p = self.cell_start[k as usize] - 1;
+            self.cell_start[k as usize] = p;
+            let p = p as usize;
+            for a in 0..d {
+                self.lo[a][p] = it.aabb.min.get(a);
+                self.hi[a][p] = it.aabb.max.get(a);
+            }
+            self.slot[p] = it.slot;
+            self.is_static[p] = it.is_static;
+            self.key[p] = k;
+        }
+        self.cell_start[cells] = n as u32;
+        true
+    }
+
+    /// Cuts the search into about `parts` tasks of consecutive positions
+    /// (for the threads).
+    #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
+    pub fn plan(&mut self, parts: usize) {
+        self.tasks.clear();
+        let step = self.n.div_ceil(parts.max(1)).max(256);
+        let mut s = 0;
+        while s < self.n {
+            let e = (s + step).min(self.n);
+            self.tasks.push((s as u32, e as u32));
+            s = e;
+        }
+    }
+
+    /// The search over the grid as it stands.
+    pub fn job<'a, V: Vector, T>(
+        &'a self,
+        store: &'a Store<Object<V, T>>,
+        matrix: &'a LayerMatrix,
+    ) -> Job<'a, V, T> {
+        Job {
+            grid: self,
+            store,
+            matrix,
+        }
+    }
+
+    /// Every pair, on this thread.
+    pub fn run_all<V: Vector, T, F>(
+        &mut self,
+        store: &Store<Object<V, T>>,
+        matrix: &LayerMatrix,
+        counters: &mut Counters,
+        f: &mut F,
+    ) where
+        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
+    {
+        let mut work = core::mem::take(&mut self.work);
+        let n = self.n as u32;
+        self.job(store, matrix).range(0, n, &mut work, counters, f);
+        self.work = work;
+    }
+}
+
+/// An object's box, as the query of its search, in every lane.
+struct Query {
+    lo: [Vec4; 3],
+    hi: [Vec4; 3],
+}
+
+/// The pair search over a built grid.
+pub(crate) struct Job<'a, V: Vector, T> {
+    grid: &'a Grid,
+    store: &'a Store<Object<V, T>>,
+    matrix: &'a LayerMatrix,
+}
+
+/// Eight values as two lanes of four.
+#[inline(always)]
+fn lanes(a: &[f32; LANES]) -> (Vec4, Vec4) {
+    (
+        Vec4::new(a[0], a[1], a[2], a[3]),
+        Vec4::new(a[4], a[5], a[6], a[7]),
+    )
+}
+
+/// Bit `l` set when box `l` of the eight meets the query (closed boxes),
+/// given the eight boxes' coordinates per axis `[lo x, hi x, lo y, ...]`.
+/// No branch on the boxes.
+#[inline(always)]
+fn chunk(q: &Query, c: [&[f32; LANES]; 6]) -> u32 {
+    let mut m0 = glam::BVec4A::splat(true);
+    let mut m1 = glam::BVec4A::splat(true);
+    for a in 0..3 {
+        let (l0, l1) = lanes(c[2 * a]);
+        let (h0, h1) = lanes(c[2 * a + 1]);
+        m0 &= l0.cmple(q.hi[a]) & h0.cmpge(q.lo[a]);
+        m1 &= l1.cmple(q.hi[a]) & h1.cmpge(q.lo[a]);
+    }
+    m0.bitmask() | (m1.bitmask() << 4)
+}
+
+impl<'a, V: Vector, T> Job<'a, V, T> {
+    /// The exact tests of the buffered box hits.
+    #[inline(never)]
+    fn flush<F>(&self, cand: &[[u32; 2]], counters: &mut Counters, f: &mut F)
+    where
+        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
+    {
+        let g = self.grid;
+        // Touch every object first: the loads, independent of each other,
+        // overlap their cache misses; the tests below then find them near.
+        let mut touch = 0u32;
+        for &[i, j] in cand {
+            touch ^=
+                self.store.obj(g.slot[i as usize]).layer ^ self.store.obj(g.slot[j as usize]).layer;
+        }
+        core::hint::black_box(touch);
+        for &[i, j] in cand {
+            let (i, j) = (i as usize, j as usize);
+            if g.is_static[i] & g.is_static[j] {
+                continue;
+            }
+            counters.shape_tests += 1;
+            report_pair(self.store, self.matrix, g.slot[i], g.slot[j], f);
+        }
+    }
+
+    /// The pairs found by the objects at positions `start..end`.
+    pub fn range<F>(
+        &self,
+        start: u32,
+        end: u32,
+        work: &mut Work,
+        counters: &mut Counters,
+        f: &mut F,
+    ) where
+        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
+    {
+        let g = self.grid;
+        let d = V::DIM;
+        let n = g.n;
+        let az = d - 1;
+        let cand = &mut work.cand;
+        if cand.len() < CANDIDATES + LANES {
+            cand.resize(CANDIDATES + LANES, [0; 2]);
+        }
+        let mut k = 0;
+        let (mut rows, mut tests) = (0u64, 0u64);
+        // Levels in the grid's order (finest first), so that the tasks'
+        // results, joined in position order, come in this order too.
+        for ui in (0..g.used.len()).rev() {
+            let li = g.used[ui] as usize;
+            let lv = &g.levels[li];
+            let first = g.cell_start[lv.base as usize] as usize;
+            let last = first + lv.count as usize;
+            let (s, e) = (first.max(start as usize), last.min(end as usize));
+            for i in s..e {
+                let mut q = Query {
+                    lo: [Vec4::ZERO; 3],
+                    hi: [Vec4::ZERO; 3],
+                };
+                let mut qlo = [0f32; 3];
+                let mut qhi = [0f32; 3];
+                for a in 0..d {
+                    qlo[a] = g.lo[a][i];
+                    qhi[a] = g.hi[a][i];
+                    q.lo[a] = Vec4::splat(qlo[a]);
+                    q.hi[a] = Vec4::splat(qhi[a]);
+                }
+                // In 2D the third axis repeats the second (the same test).
+                q.lo[2] = q.lo[az];
+                q.hi[2] = q.hi[az];
+                // The object's own cell, by axis: the build's formula,
+                // so the same cell.
+                let mut own = [0u32; 3];
+                for a in 0..d {
+                    let u0 = (qlo[a] - g.origin[a]) * lv.inv;
+                    let u1 = (qhi[a] - g.origin[a]) * lv.inv;
+                    own[a] = floor(((u0 + u1) * 0.5).max(0.0).min((lv.dims[a] - 1) as f32));
+                }
+                for &ti in &g.used[..=ui] {
+                    let t = &g.levels[ti as usize];
+                    let same = ti as usize == li;
+                    // The cells the box grown by `ext` meets, per axis:
+                    // from ceil(u0) to floor(u1), clamped to the level.
+                    // On values clamped to at least -1, `floor(x + 1)` is
+                    // `floor(x) + 1` (or one more where the sum rounds up
+                    // to a whole number: one cell more, never one less).
+                    let mut k0 = [0u32; 3];
+                    let mut k1 = [1u32; 3];
+                    let mut empty = false;
+                    for a in 0..d {
+                        let top = (t.dims[a] - 1) as f32;
+                        let u0 = (qlo[a] - g.origin[a]) * t.inv - t.ext - 1.0;
+                        let u1 = (qhi[a] - g.origin[a]) * t.inv + t.ext;
+                        let c0 = u0.max(-1.0).min(top + 1.0);
+                        let c1 = u1.max(-1.0).min(top + 1.0);
+                        let f0 = floor(c0 + 1.0); // floor(c0) + 1
+                        let lo_k = f0.saturating_sub(u32::from((f0 as f32) - 1.0 >= c0)); // ceil(c0), >= 0
+                        let hi_k = floor(c1 + 1.0).min(t.dims[a]); // floor(c1) + 1, <= dims
+                        empty |= lo_k >= hi_k;
+                        k0[a] = lo_k;
+                        k1[a] = hi_k;
+                    }
+                    if empty {
+                        continue;
+                    }
+                    let (dx, dy) = (t.dims[0], t.dims[1]);
+                    let mut z = k0[2];
+                    if same {
+                        z = z.max(own[2]);
+                    }
+                    while z < k1[2] {
+                        let mut y = k0[1];
+                        if same && z == own[2] {
+                            y = y.max(own[1]);
+                        }
+                        while y < k1[1] {
+                            let row = t.base + (z * dy + y) * dx;
+                            let mut s = g.cell_start[(row + k0[0]) as usize] as usize;
+                            let e = g.cell_start[(row + k1[0]) as usize] as usize;
+                            if same && z == own[2] && y == own[1] {
+                                s = s.max(i + 1);
+                            }
+                            rows += 1;
+                            let mut b = s;
+                            while b < e {
+                                let left = e - b;
+                                let valid = if left >= LANES {
+                                    0xFF
+                                } else {
+                                    (1u32 << left) - 1
+                                };
+                                tests += left.min(LANES) as u64;
+                                let at = |v: &'a [f32]| -> &'a [f32; LANES] {
+                                    v[b..b + LANES].try_into().expect("eight values")
+                                };
+                                let m = chunk(
+                                    &q,
+                                    [
+                                        at(&g.lo[0]),
+                                        at(&g.hi[0]),
+                                        at(&g.lo[1]),
+                                        at(&g.hi[1]),
+                                        at(&g.lo[az]),
+                                        at(&g.hi[az]),
+                                    ],
+                                ) & valid;
+                                // The first hit without a branch, the
+                                // others (rare) in a loop.
+                                let j = b + (m.trailing_zeros() & 7) as usize;
+                                cand[k] = [i as u32, j as u32];
+                                k += usize::from(m != 0);
+                                let mut m = m & m.wrapping_sub(1);
+                                while m != 0 {
+                                    cand[k] = [i as u32, (b + m.trailing_zeros() as usize) as u32];
+                                    k += 1;
+                                    m &= m - 1;
+                                }
+                                if k >= CANDIDATES {
+                                    self.flush(&cand[..k], counters, f);
+                                    k = 0;
+                                }
+                                b += LANES;
+                            }
+                            y += 1;
+                        }
+                        z += 1;
+                    }
+                }
+            }
+        }
+        self.flush(&cand[..k], counters, f);
+        counters.node_visits += rows;
+        counters.pair_tests += tests;
+        debug_assert!(n + LANES <= g.lo[0].len());
+    }
+}
+
+#[cfg(feature = "rayon")]
+impl<V: Vector, T> super::PairTasks<V, T> for Job<'_, V, T> {
+    type Task = (u32, u32);
+    type Work = Work;
+
+    fn tasks(&self) -> &[(u32, u32)] {
+        &self.grid.tasks
+    }
+
+    fn run<F>(&self, task: (u32, u32), work: &mut Work, counters: &mut Counters, f: &mut F)
+    where
+        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
+    {
+        self.range(task.0, task.1, work, counters, f);
+    }
+}
