@@ -666,17 +666,12 @@ pub(crate) fn check_config<V: Vector>(
     Ok(())
 }
 
-/// Builds the queued insertions into the tree (L2): the first root around
-/// them if there is none, then a bulk build of a fresh tree, or each filed
-/// from the root.
 /// The pair search of the objects in the tree (not the queued ones): on
 /// the grid (see [`grid`]), or by the family's walk of its tree where the
 /// grid would be too crowded to pay.
-pub(crate) fn search_pairs<V: Vector, T, S: Family<V, T>, F>(
-    s: &S,
-    counters: &mut Counters,
-    f: &mut F,
-) where
+pub(crate) fn search_pairs<V: Vector, T, S, F>(s: &S, counters: &mut Counters, f: &mut F)
+where
+    S: Family<V, T>,
     F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
 {
     let core = s.core();
@@ -723,6 +718,9 @@ where
     s.par_collect(record, out);
 }
 
+/// Builds the queued insertions into the tree (L2): the first root around
+/// them if there is none, then a bulk build of a fresh tree, or each filed
+/// from the root.
 pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) {
     if s.core().pending.is_empty() {
         return;
