@@ -253,6 +253,9 @@ pub struct Counters {
     /// by queries and pair searches (see [`SpatialIndex::flush`]). Zero in
     /// a game that calls `flush` or `end_frame` after its changes.
     pub pending_tests: u64,
+    /// Pair searches and queries answered from the structure's grid
+    /// rather than by a walk of its tree (see [`SpatialIndex::flush`]).
+    pub grid_searches: u64,
 }
 
 impl Counters {
@@ -266,6 +269,7 @@ impl Counters {
             node_visits: self.node_visits + o.node_visits,
             queries: self.queries + o.queries,
             pending_tests: self.pending_tests + o.pending_tests,
+            grid_searches: self.grid_searches + o.grid_searches,
         }
     }
 }

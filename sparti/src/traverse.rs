@@ -518,6 +518,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                 }
             });
             if let Some(rows) = rows {
+                counters.grid_searches += 1;
                 counters.node_visits += rows;
                 counters.shape_tests += shape_tests;
                 return;
@@ -651,6 +652,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     None => limit,
                 }
             });
+            counters.grid_searches += 1;
             counters.node_visits += rows;
             counters.shape_tests += shape_tests;
             return best;

@@ -75,6 +75,7 @@ pub(crate) struct AtomicCounters {
     node_visits: AtomicU64,
     queries: AtomicU64,
     pending_tests: AtomicU64,
+    grid_searches: AtomicU64,
 }
 
 impl AtomicCounters {
@@ -92,6 +93,7 @@ impl AtomicCounters {
         add(&self.node_visits, c.node_visits);
         add(&self.queries, c.queries);
         add(&self.pending_tests, c.pending_tests);
+        add(&self.grid_searches, c.grid_searches);
     }
 
     /// The counts so far.
@@ -104,6 +106,7 @@ impl AtomicCounters {
             node_visits: get(&self.node_visits),
             queries: get(&self.queries),
             pending_tests: get(&self.pending_tests),
+            grid_searches: get(&self.grid_searches),
         }
     }
 
@@ -733,6 +736,7 @@ where
     }
     let g = core.grid.get(|g| g.build(&core.lists.items));
     if g.is_built() {
+        counters.grid_searches += 1;
         let mut work = core.grid_work.take();
         g.run_all(&core.store, &core.matrix, &mut work, counters, f);
         core.grid_work.put(work);
@@ -760,7 +764,10 @@ where
                 g.plan(rayon::current_num_threads() * 8, &mut work);
                 core.par_collect(
                     Some(&g.job(&core.store, &core.matrix, &work)),
-                    Counters::default(),
+                    Counters {
+                        grid_searches: 1,
+                        ..Counters::default()
+                    },
                     record,
                     out,
                 );
