@@ -337,19 +337,25 @@ mod grid_scenes {
         let mut r = rng(0x9E37_79B9 ^ seed.wrapping_mul(0x1000_0001) ^ list.len() as u64);
         let value = |h: Handle| s.get(h).expect("a live handle").value;
         let filters = [Filter::ALL, Filter::layers(1), Filter::layers(0b110)];
-        let region_check = |name: &str, region: &dyn Fn(&Shape<V>) -> bool, got: Vec<Handle>, f: Filter| {
-            let mut got: Vec<u32> = got.into_iter().map(value).collect();
-            got.sort_unstable();
-            let n = got.len();
-            got.dedup();
-            assert_eq!(n, got.len(), "{tag}: {name} query reported an object twice");
-            let want: Vec<u32> = list
-                .iter()
-                .filter(|(_, b)| f.accepts(b.layer) && region(&b.shape))
-                .map(|&(id, _)| id)
-                .collect();
-            assert!(got == want, "{tag}: {name} query: {} objects, expected {}", got.len(), want.len());
-        };
+        let region_check =
+            |name: &str, region: &dyn Fn(&Shape<V>) -> bool, got: Vec<Handle>, f: Filter| {
+                let mut got: Vec<u32> = got.into_iter().map(value).collect();
+                got.sort_unstable();
+                let n = got.len();
+                got.dedup();
+                assert_eq!(n, got.len(), "{tag}: {name} query reported an object twice");
+                let want: Vec<u32> = list
+                    .iter()
+                    .filter(|(_, b)| f.accepts(b.layer) && region(&b.shape))
+                    .map(|&(id, _)| id)
+                    .collect();
+                assert!(
+                    got == want,
+                    "{tag}: {name} query: {} objects, expected {}",
+                    got.len(),
+                    want.len()
+                );
+            };
         let all = list
             .iter()
             .fold(list[0].1.shape.aabb(), |a, (_, b)| a.union(&b.shape.aabb()));
@@ -363,7 +369,10 @@ mod grid_scenes {
             // around it, and every object.
             let boxes = [
                 bb,
-                Aabb { min: bb.max, max: bb.max },
+                Aabb {
+                    min: bb.max,
+                    max: bb.max,
+                },
                 Aabb {
                     min: bb.min - V::splat(size * r.random_range(0.0..3.0f32)),
                     max: bb.max + V::splat(size * r.random_range(0.0..3.0f32)),
@@ -378,14 +387,19 @@ mod grid_scenes {
                 region_check("box", &|sh| qb.matches(sh), found.clone(), f);
             }
             let c = bb.center();
-            let sphere = Sphere { center: c, radius: size * r.random_range(0.0..2.5f32) };
+            let sphere = Sphere {
+                center: c,
+                radius: size * r.random_range(0.0..2.5f32),
+            };
             let before = s.counters().grid_searches;
             s.query_sphere(&sphere, f, &mut found);
             out.grid_queries += usize::from(s.counters().grid_searches > before);
             out.queries += 1;
             region_check("sphere", &|sh| sphere.matches(sh), found.clone(), f);
             let dir = V::ZERO.with(q % V::DIM, 1.0);
-            if let Ok(cone) = Cone::new(c - dir * size, dir, r.random_range(0.1..1.5f32), size * 4.0) {
+            if let Ok(cone) =
+                Cone::new(c - dir * size, dir, r.random_range(0.1..1.5f32), size * 4.0)
+            {
                 let before = s.counters().grid_searches;
                 s.query_cone(&cone, f, &mut found);
                 out.grid_queries += usize::from(s.counters().grid_searches > before);
@@ -405,7 +419,9 @@ mod grid_scenes {
                 (c, far, size * r.random_range(0.0..4.0f32)),
             ];
             for (o, d, max) in rays {
-                let Ok(ray) = sparti::Ray::new(o, d) else { continue };
+                let Ok(ray) = sparti::Ray::new(o, d) else {
+                    continue;
+                };
                 let before = s.counters().grid_searches;
                 let got = s.ray_nearest(&ray, max, f);
                 out.grid_queries += usize::from(s.counters().grid_searches > before);
@@ -423,7 +439,10 @@ mod grid_scenes {
                     .min_by_key(|h| handles[&h.1].0)
                     .map(|h| (h.0, h.1));
                 let got = got.map(|h| (h.distance, value(h.handle)));
-                assert!(got == want, "{tag}: ray from {o:?} along {d:?} within {max}: {got:?}, expected {want:?}");
+                assert!(
+                    got == want,
+                    "{tag}: ray from {o:?} along {d:?} within {max}: {got:?}, expected {want:?}"
+                );
             }
         }
     }
@@ -1101,7 +1120,10 @@ fn grid_huge_coordinates_3d() {
         all_3d(&grid_scenes::at_the_limit(Octree::<u32>::new)),
     ] {
         assert!(o.pairs > 0);
-        assert!(o.grid_checks == o.checks && o.grid_queries == o.queries, "{o:?}");
+        assert!(
+            o.grid_checks == o.checks && o.grid_queries == o.queries,
+            "{o:?}"
+        );
     }
 }
 
@@ -1114,7 +1136,10 @@ fn grid_huge_coordinates_2d() {
         all_2d(&grid_scenes::at_the_limit(Quadtree::<u32>::new)),
     ] {
         assert!(o.pairs > 0);
-        assert!(o.grid_checks == o.checks && o.grid_queries == o.queries, "{o:?}");
+        assert!(
+            o.grid_checks == o.checks && o.grid_queries == o.queries,
+            "{o:?}"
+        );
     }
 }
 
@@ -1463,11 +1488,17 @@ fn degenerate_scenes<V: Vector>(seed: u64) -> Vec<Script<V>> {
 #[test]
 fn grid_degenerate_extents_3d() {
     let outs: Vec<_> = degenerate_scenes::<Vec3>(27).iter().map(all_3d).collect();
-    assert!(outs.iter().all(|o| o.pairs > 0 && o.grid_queries > 0), "{outs:?}");
+    assert!(
+        outs.iter().all(|o| o.pairs > 0 && o.grid_queries > 0),
+        "{outs:?}"
+    );
 }
 
 #[test]
 fn grid_degenerate_extents_2d() {
     let outs: Vec<_> = degenerate_scenes::<Vec2>(28).iter().map(all_2d).collect();
-    assert!(outs.iter().all(|o| o.pairs > 0 && o.grid_queries > 0), "{outs:?}");
+    assert!(
+        outs.iter().all(|o| o.pairs > 0 && o.grid_queries > 0),
+        "{outs:?}"
+    );
 }

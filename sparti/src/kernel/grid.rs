@@ -431,7 +431,13 @@ impl Grid {
     /// grown by the level's `ext` meets: per axis, from `k0` to `k1`
     /// (excluded), clamped to the level; `None` when there are none.
     #[inline(always)]
-    fn cells(&self, t: &Level, d: usize, qlo: &[f32; 3], qhi: &[f32; 3]) -> Option<([u32; 3], [u32; 3])> {
+    fn cells(
+        &self,
+        t: &Level,
+        d: usize,
+        qlo: &[f32; 3],
+        qhi: &[f32; 3],
+    ) -> Option<([u32; 3], [u32; 3])> {
         // From ceil(u0) to floor(u1). On values clamped to at least -1,
         // `floor(x + 1)` is `floor(x) + 1` (or one more where the sum
         // rounds up to a whole number: one cell more, never one less).

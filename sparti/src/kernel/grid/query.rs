@@ -215,7 +215,7 @@ impl Grid {
             let t = &self.levels[self.used[wi] as usize];
             let (t0, tb) = walk[wi];
             let mut t1 = (t0 + step[wi]).min(tb).min(limit);
-            if !(t1 > t0) {
+            if t1 <= t0 || t1.is_nan() {
                 // No progress (a start far out along the ray, where a
                 // stretch is below its rounding): the rest in one.
                 t1 = tb.min(limit).max(t0);
@@ -237,7 +237,7 @@ impl Grid {
             });
             // Done when the stretch reached the end or the limit, or could
             // not advance (rounding, or a NaN).
-            walk[wi].0 = if t1 >= tb || t1 >= limit || !(t1 > t0) {
+            walk[wi].0 = if t1 >= tb || t1 >= limit || t1 <= t0 || t1.is_nan() {
                 f32::INFINITY
             } else {
                 t1
