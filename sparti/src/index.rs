@@ -253,6 +253,9 @@ pub struct Counters {
     /// by queries and pair searches (see [`SpatialIndex::flush`]). Zero in
     /// a game that calls `flush` or `end_frame` after its changes.
     pub pending_tests: u64,
+    /// Pair searches and queries answered from the structure's grid
+    /// rather than by a walk of its tree (see [`SpatialIndex::flush`]).
+    pub grid_searches: u64,
 }
 
 impl Counters {
@@ -266,6 +269,7 @@ impl Counters {
             node_visits: self.node_visits + o.node_visits,
             queries: self.queries + o.queries,
             pending_tests: self.pending_tests + o.pending_tests,
+            grid_searches: self.grid_searches + o.grid_searches,
         }
     }
 }
@@ -455,9 +459,16 @@ pub trait SpatialIndex<V: Vector, T> {
     fn clear(&mut self);
 
     /// The build step: files the queued insertions into the tree in one
-    /// pass (a bulk build when the tree is empty) and brings the boxes the
-    /// queries prune by up to date. Queries are exact without it, but test
-    /// queued insertions one by one (see the trait's docs).
+    /// pass (a bulk build when the tree is empty), brings the boxes the
+    /// queries prune by up to date, and sorts the objects into the trees'
+    /// grid (the pair search's; left unbuilt where the objects are too
+    /// crowded for it). Until the next change, box, sphere and view-cone
+    /// queries and `ray_nearest` search that grid rather than walk the
+    /// tree: the same results (a region query's in another order), found
+    /// several times faster. Queries are exact without the build step, but
+    /// walk the tree and test queued insertions one by one (see the
+    /// trait's docs). [`Counters::grid_searches`] counts the searches the
+    /// grid answered.
     ///
     /// # Example
     /// ```
@@ -481,7 +492,10 @@ pub trait SpatialIndex<V: Vector, T> {
 
     /// Housekeeping once per game frame: builds the queued insertions
     /// ([`SpatialIndex::flush`]'s first half), ages empty branches and
-    /// prunes the dead ones (L5). Queries stay correct without it.
+    /// prunes the dead ones (L5). It sorts nothing into the grid, but if a
+    /// pair search since the last change left the grid up to date, the
+    /// queries use it from here on (as after `flush`). Queries stay
+    /// correct without it.
     fn end_frame(&mut self);
 
     /// Objects selected by a region (box, sphere, frustum, cone), passing the

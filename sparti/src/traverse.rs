@@ -418,6 +418,10 @@ pub(crate) struct Tree<'a, V: Vector, T, N> {
     /// Objects inserted but not yet built into the tree: each query tests
     /// them one by one, after the tree.
     pub pending: &'a [u32],
+    /// The kernel's grid, where the queries may use it (built by the last
+    /// build step, no change since): the region queries with a bounding
+    /// box and the nearest ray hit search it instead of the tree.
+    pub grid: Option<&'a crate::kernel::grid::Grid>,
 }
 
 impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
@@ -487,6 +491,38 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         self.query_pending(counters, region, filter, out);
         if self.root == NONE {
             return;
+        }
+        if let Some(g) = self.grid
+            && let Some(bounds) = region.bounds()
+        {
+            // The grid's rows the bounds reach, each box met tested as the
+            // walk below tests an item outside a subtree held whole.
+            let store = self.store;
+            let mut shape_tests = 0;
+            let rows = g.for_each_meeting(&bounds, |j| {
+                let class = region.classify(&g.aabb_at(j));
+                if class == Overlap::Outside {
+                    return;
+                }
+                let slot = g.slot_at(j);
+                let o = store.obj(slot);
+                if !filter.accepts(o.layer) {
+                    return;
+                }
+                let hit = class == Overlap::Inside || {
+                    shape_tests += 1;
+                    region.matches_meeting_box(&o.shape)
+                };
+                if hit {
+                    out.push(store.handle(slot));
+                }
+            });
+            if let Some(rows) = rows {
+                counters.grid_searches += 1;
+                counters.node_visits += rows;
+                counters.shape_tests += shape_tests;
+                return;
+            }
         }
         let stack = &mut scratch.stack;
         stack.clear();
@@ -590,6 +626,37 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             return best;
         }
         let fast = FastRay::new(ray);
+        if let Some(g) = self.grid {
+            // The grid's rows along the ray, nearest first; each box met
+            // tested as the walk below tests an item.
+            let mut shape_tests = 0;
+            let rows = g.ray_walk(ray, limit, |j, limit| {
+                let slot = g.slot_at(j);
+                if fast.entry(&g.aabb_at(j), limit).is_none() {
+                    return limit;
+                }
+                let o = self.store.obj(slot);
+                if !filter.accepts(o.layer) {
+                    return limit;
+                }
+                shape_tests += 1;
+                match o.shape.cast_ray(ray, limit) {
+                    Some(x) => {
+                        let hit = self.hit(slot, x);
+                        if closer(&hit, &best) {
+                            best = Some(hit);
+                            return x.distance;
+                        }
+                        limit
+                    }
+                    None => limit,
+                }
+            });
+            counters.grid_searches += 1;
+            counters.node_visits += rows;
+            counters.shape_tests += shape_tests;
+            return best;
+        }
         let stack = &mut scratch.ray_stack;
         stack.clear();
         if let Some(t0) = self.sub.get(self.root).and_then(|b| fast.entry(b, limit)) {

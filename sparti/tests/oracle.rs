@@ -210,8 +210,12 @@ mod grid_scenes {
         /// Pairs over all checks.
         pub pairs: usize,
         pub checks: usize,
-        /// Checks at which the grid (by [`grid_would_build`]) was used.
+        /// Checks at which the pair search ran on the grid (by the
+        /// structure's counters).
         pub grid_checks: usize,
+        /// Queries checked, and how many of them the grid answered.
+        pub queries: usize,
+        pub grid_queries: usize,
     }
 
     fn validate<V: Vector, S: SpatialIndex<V, u32>>(s: &S, tag: &str) {
@@ -308,6 +312,139 @@ mod grid_scenes {
             }
         }
         s
+    }
+
+    /// Region and ray queries at a check, against the answer computed
+    /// directly from the bodies (`Region::matches`, `Shape::cast_ray`, the
+    /// filter): boxes, spheres and view cones around the bodies (their own
+    /// boxes, touching their neighbours exactly, points on their corners,
+    /// and a box around everything), and rays towards them, some along the
+    /// axes from points on their faces. Counts the queries the grid
+    /// answered (by the structure's counters).
+    fn check_queries<V: Vector, S: SpatialIndex<V, u32>>(
+        s: &S,
+        bodies: &BTreeMap<u32, Body<V>>,
+        handles: &HashMap<u32, (Handle, Option<Handle>)>,
+        seed: u64,
+        tag: &str,
+        out: &mut Outcome,
+    ) {
+        use sparti::{Cone, Filter, Region, Sphere};
+        if bodies.is_empty() {
+            return;
+        }
+        let list: Vec<(u32, Body<V>)> = bodies.iter().map(|(&id, &b)| (id, b)).collect();
+        let mut r = rng(0x9E37_79B9 ^ seed.wrapping_mul(0x1000_0001) ^ list.len() as u64);
+        let value = |h: Handle| s.get(h).expect("a live handle").value;
+        let filters = [Filter::ALL, Filter::layers(1), Filter::layers(0b110)];
+        let region_check =
+            |name: &str, region: &dyn Fn(&Shape<V>) -> bool, got: Vec<Handle>, f: Filter| {
+                let mut got: Vec<u32> = got.into_iter().map(value).collect();
+                got.sort_unstable();
+                let n = got.len();
+                got.dedup();
+                assert_eq!(n, got.len(), "{tag}: {name} query reported an object twice");
+                let want: Vec<u32> = list
+                    .iter()
+                    .filter(|(_, b)| f.accepts(b.layer) && region(&b.shape))
+                    .map(|&(id, _)| id)
+                    .collect();
+                assert!(
+                    got == want,
+                    "{tag}: {name} query: {} objects, expected {}",
+                    got.len(),
+                    want.len()
+                );
+            };
+        let all = list
+            .iter()
+            .fold(list[0].1.shape.aabb(), |a, (_, b)| a.union(&b.shape.aabb()));
+        let mut found = Vec::new();
+        for q in 0..12 {
+            let (_, b) = list[r.random_range(0..list.len())];
+            let bb = b.shape.aabb();
+            let f = filters[q % filters.len()];
+            let size = (bb.max - bb.min).max_element().max(1e-3);
+            // Boxes: the body's own, a point on its corner, a random one
+            // around it, and every object.
+            let boxes = [
+                bb,
+                Aabb {
+                    min: bb.max,
+                    max: bb.max,
+                },
+                Aabb {
+                    min: bb.min - V::splat(size * r.random_range(0.0..3.0f32)),
+                    max: bb.max + V::splat(size * r.random_range(0.0..3.0f32)),
+                },
+                all,
+            ];
+            for qb in boxes {
+                let before = s.counters().grid_searches;
+                s.query_aabb(&qb, f, &mut found);
+                out.grid_queries += usize::from(s.counters().grid_searches > before);
+                out.queries += 1;
+                region_check("box", &|sh| qb.matches(sh), found.clone(), f);
+            }
+            let c = bb.center();
+            let sphere = Sphere {
+                center: c,
+                radius: size * r.random_range(0.0..2.5f32),
+            };
+            let before = s.counters().grid_searches;
+            s.query_sphere(&sphere, f, &mut found);
+            out.grid_queries += usize::from(s.counters().grid_searches > before);
+            out.queries += 1;
+            region_check("sphere", &|sh| sphere.matches(sh), found.clone(), f);
+            let dir = V::ZERO.with(q % V::DIM, 1.0);
+            if let Ok(cone) =
+                Cone::new(c - dir * size, dir, r.random_range(0.1..1.5f32), size * 4.0)
+            {
+                let before = s.counters().grid_searches;
+                s.query_cone(&cone, f, &mut found);
+                out.grid_queries += usize::from(s.counters().grid_searches > before);
+                out.queries += 1;
+                region_check("cone", &|sh| cone.matches(sh), found.clone(), f);
+            }
+            // Rays: from outside everything towards the body, and along an
+            // axis from a point on one of its faces.
+            let far: V = super::grid_scenes::random_in(&mut r, -1.0, 1.0);
+            let from = c + far * ((all.max - all.min).max_element() + 1.0);
+            let axis = q % V::DIM;
+            let on_face = c.with(axis, bb.min.get(axis));
+            let rays = [
+                (from, c - from, f32::INFINITY),
+                (on_face, V::ZERO.with(axis, 1.0), f32::INFINITY),
+                (on_face, V::ZERO.with((axis + 1) % V::DIM, -1.0), size * 3.0),
+                (c, far, size * r.random_range(0.0..4.0f32)),
+            ];
+            for (o, d, max) in rays {
+                let Ok(ray) = sparti::Ray::new(o, d) else {
+                    continue;
+                };
+                let before = s.counters().grid_searches;
+                let got = s.ray_nearest(&ray, max, f);
+                out.grid_queries += usize::from(s.counters().grid_searches > before);
+                out.queries += 1;
+                let hits: Vec<(f32, u32)> = list
+                    .iter()
+                    .filter(|(_, b)| f.accepts(b.layer))
+                    .filter_map(|&(id, b)| b.shape.cast_ray(&ray, max).map(|x| (x.distance, id)))
+                    .collect();
+                let best = hits.iter().map(|h| h.0).fold(f32::INFINITY, f32::min);
+                // Ties go to the smaller handle.
+                let want = hits
+                    .iter()
+                    .filter(|h| h.0 == best)
+                    .min_by_key(|h| handles[&h.1].0)
+                    .map(|h| (h.0, h.1));
+                let got = got.map(|h| (h.distance, value(h.handle)));
+                assert!(
+                    got == want,
+                    "{tag}: ray from {o:?} along {d:?} within {max}: {got:?}, expected {want:?}"
+                );
+            }
+        }
     }
 
     /// Pairs as the objects' values.
@@ -409,7 +546,9 @@ mod grid_scenes {
                     validate(&s, &tag);
                     assert_eq!(s.len(), bodies.len(), "{tag}: len");
                     let mut raw = Vec::new();
+                    let before = s.counters().grid_searches;
                     s.pairs(&mut raw);
+                    out.grid_checks += usize::from(s.counters().grid_searches > before);
                     let mut par = Vec::new();
                     s.par_pairs(&mut par);
                     if raw != par {
@@ -458,12 +597,7 @@ mod grid_scenes {
                             diff(&cs, cb, &bodies)
                         );
                     }
-                    let built: Vec<Aabb<V>> = bodies
-                        .iter()
-                        .filter(|(id, _)| !queued.contains(id))
-                        .map(|(_, b)| b.shape.aabb())
-                        .collect();
-                    out.grid_checks += usize::from(grid_would_build(&built));
+                    check_queries(&s, &bodies, &handles, out.checks as u64, &tag, &mut out);
                     out.checks += 1;
                     out.pairs += got.len();
                 }
@@ -482,8 +616,8 @@ mod grid_scenes {
         }
         let o = &outs[0].1;
         eprintln!(
-            "[{script_name}] {} checks, {} pairs, grid used (predicted) at {} checks",
-            o.checks, o.pairs, o.grid_checks
+            "[{script_name}] {} checks, {} pairs, grid used at {} checks; {} queries, {} on the grid",
+            o.checks, o.pairs, o.grid_checks, o.queries, o.grid_queries
         );
         o.clone()
     }
@@ -520,91 +654,6 @@ mod grid_scenes {
             ("Bsp2", run_script(script, "Bsp2", Bsp2::new(), &mut a)),
         ];
         report(&script.name, &outs)
-    }
-
-    /// Whether the kernel's grid would take these boxes (the objects built
-    /// into the tree) rather than fall back to the tree walk: the estimate
-    /// of `Grid::build`, repeated here only to report which path a scene
-    /// exercises. Nothing is asserted on it.
-    pub fn grid_would_build<V: Vector>(boxes: &[Aabb<V>]) -> bool {
-        let d = V::DIM;
-        let n = boxes.len();
-        if n == 0 {
-            return true;
-        }
-        let mut lo = V::splat(f32::INFINITY);
-        let mut hi = V::splat(f32::NEG_INFINITY);
-        let mut by_exp = [0u32; 256];
-        for b in boxes {
-            lo = lo.min(b.min);
-            hi = hi.max(b.max);
-            let size = (b.max - b.min).max_element();
-            by_exp[(size.to_bits() >> 23) as usize & 0xFF] += 1;
-        }
-        let want = (n as u32).div_ceil(10).max(1);
-        let (mut seen, mut e90) = (0u32, 0usize);
-        for e in (0..256).rev() {
-            seen += by_exp[e];
-            if seen >= want {
-                e90 = e;
-                break;
-            }
-        }
-        let mut c0 = 2f64.powi(e90 as i32 - 126);
-        let extent: Vec<f64> = (0..d).map(|a| f64::from(hi.get(a) - lo.get(a))).collect();
-        let cap = (4 * n + 1024).min(1 << 30) as f64;
-        let cells_at = |c: f64| -> f64 { extent.iter().map(|e| (e / c).floor() + 1.0).product() };
-        while cells_at(c0) > cap {
-            c0 *= 2.0;
-        }
-        let mut levels: Vec<(f32, Vec<u32>)> = Vec::new();
-        let mut c = c0;
-        loop {
-            let dims: Vec<u32> = extent
-                .iter()
-                .map(|e| ((e / c).floor() + 1.0) as u32)
-                .collect();
-            let single = dims.iter().all(|&k| k == 1);
-            levels.push(((1.0 / c) as f32, dims));
-            if single || levels.len() >= 64 {
-                break;
-            }
-            c *= 2.0;
-        }
-        let top = levels.len() - 1;
-        let inv0 = (1.0 / c0) as f32;
-        let mut cells: Vec<HashMap<u64, u64>> = vec![HashMap::new(); levels.len()];
-        for b in boxes {
-            let size = (b.max - b.min).max_element() * inv0;
-            let mut l = if size <= 1.0 {
-                0
-            } else {
-                let e = ((size.to_bits() >> 23) as i32 - 127) as usize;
-                e + usize::from(size > f32::from_bits(((e as u32) + 127) << 23))
-            };
-            l = l.min(top);
-            let (inv, dims) = &levels[l];
-            let (mut key, mut stride) = (0u64, 1u64);
-            for (a, &dim) in dims.iter().enumerate() {
-                let u0 = (b.min.get(a) - lo.get(a)) * inv;
-                let u1 = (b.max.get(a) - lo.get(a)) * inv;
-                let k = ((u0 + u1) * 0.5).max(0.0).min((dim - 1) as f32) as u32;
-                key += u64::from(k) * stride;
-                stride *= u64::from(dim);
-            }
-            *cells[l].entry(key).or_default() += 1;
-        }
-        let (mut expected, mut finer) = (0f64, 0f64);
-        for level in &cells {
-            let count: u64 = level.values().sum();
-            if count == 0 {
-                continue;
-            }
-            let sq: f64 = level.values().map(|&k| (k * k) as f64).sum();
-            finer += count as f64;
-            expected += finer * (sq / count as f64);
-        }
-        expected <= 48.0 * n as f64 + 4096.0
     }
 
     // ---- scene makers --------------------------------------------------
@@ -968,6 +1017,10 @@ fn grid_touching_lattice_3d() {
             seed, exp, origin, 10,
         ));
         assert!(o.pairs > 0);
+        // Every check's pairs and most queries (those after a build step)
+        // ran on the grid.
+        assert_eq!(o.grid_checks, o.checks);
+        assert!(o.grid_queries > 0 && o.grid_queries < o.queries, "{o:?}");
     }
 }
 
@@ -984,6 +1037,10 @@ fn grid_touching_lattice_2d() {
             seed, exp, origin, 32,
         ));
         assert!(o.pairs > 0);
+        // Every check's pairs and most queries (those after a build step)
+        // ran on the grid.
+        assert_eq!(o.grid_checks, o.checks);
+        assert!(o.grid_queries > 0 && o.grid_queries < o.queries, "{o:?}");
     }
 }
 
@@ -992,6 +1049,9 @@ fn grid_mixed_sizes_3d() {
     for (seed, n, world) in [(7, 2000, 1000.0), (8, 1200, 40.0)] {
         let o = all_3d(&grid_scenes::mixed_sizes::<Vec3>(seed, n, world));
         assert!(o.pairs > 0);
+        // The big world's grid takes everything; the small world's is
+        // crowded (sizes up to 1000 in it) at some or all checks.
+        assert_eq!(o.grid_queries == o.queries, world >= 1000.0, "{o:?}");
     }
 }
 
@@ -1000,6 +1060,9 @@ fn grid_mixed_sizes_2d() {
     for (seed, n, world) in [(9, 2000, 1000.0), (10, 1200, 100.0)] {
         let o = all_2d(&grid_scenes::mixed_sizes::<Vec2>(seed, n, world));
         assert!(o.pairs > 0);
+        // The big world's grid takes everything; the small world's is
+        // crowded (sizes up to 1000 in it) at some or all checks.
+        assert_eq!(o.grid_queries == o.queries, world >= 1000.0, "{o:?}");
     }
 }
 
@@ -1050,18 +1113,34 @@ fn grid_flat_world_3d() {
 
 #[test]
 fn grid_huge_coordinates_3d() {
-    assert!(all_3d(&grid_scenes::huge_extent::<Vec3>(3)).pairs > 0);
-    assert!(all_3d(&grid_scenes::around_1e15::<Vec3>(13, 400, 20)).pairs > 0);
-    assert!(all_3d(&grid_scenes::around_1e15::<Vec3>(14, 2000, 30)).pairs > 0);
-    assert!(all_3d(&grid_scenes::at_the_limit(Octree::<u32>::new)).pairs > 0);
+    for o in [
+        all_3d(&grid_scenes::huge_extent::<Vec3>(3)),
+        all_3d(&grid_scenes::around_1e15::<Vec3>(13, 400, 20)),
+        all_3d(&grid_scenes::around_1e15::<Vec3>(14, 2000, 30)),
+        all_3d(&grid_scenes::at_the_limit(Octree::<u32>::new)),
+    ] {
+        assert!(o.pairs > 0);
+        assert!(
+            o.grid_checks == o.checks && o.grid_queries == o.queries,
+            "{o:?}"
+        );
+    }
 }
 
 #[test]
 fn grid_huge_coordinates_2d() {
-    assert!(all_2d(&grid_scenes::huge_extent::<Vec2>(6)).pairs > 0);
-    assert!(all_2d(&grid_scenes::around_1e15::<Vec2>(15, 400, 100)).pairs > 0);
-    assert!(all_2d(&grid_scenes::around_1e15::<Vec2>(16, 2000, 150)).pairs > 0);
-    assert!(all_2d(&grid_scenes::at_the_limit(Quadtree::<u32>::new)).pairs > 0);
+    for o in [
+        all_2d(&grid_scenes::huge_extent::<Vec2>(6)),
+        all_2d(&grid_scenes::around_1e15::<Vec2>(15, 400, 100)),
+        all_2d(&grid_scenes::around_1e15::<Vec2>(16, 2000, 150)),
+        all_2d(&grid_scenes::at_the_limit(Quadtree::<u32>::new)),
+    ] {
+        assert!(o.pairs > 0);
+        assert!(
+            o.grid_checks == o.checks && o.grid_queries == o.queries,
+            "{o:?}"
+        );
+    }
 }
 
 /// `n` objects of size 0.4 to 1 in a cluster `side` wide, and, if asked,
@@ -1099,6 +1178,9 @@ fn grid_dense_cluster_with_and_without_outliers_3d() {
             cluster::<Vec3>(17, 2000, 10.0, outliers),
         ));
         assert!(o.pairs > 0);
+        // The outliers make the grid too coarse for the cluster while they
+        // are there: the tree walk answers those checks.
+        assert_eq!(o.grid_checks < o.checks, outliers, "{o:?}");
     }
 }
 
@@ -1111,6 +1193,9 @@ fn grid_dense_cluster_with_and_without_outliers_2d() {
             cluster::<Vec2>(18, 2000, 10.0, outliers),
         ));
         assert!(o.pairs > 0);
+        // The outliers make the grid too coarse for the cluster while they
+        // are there: the tree walk answers those checks.
+        assert_eq!(o.grid_checks < o.checks, outliers, "{o:?}");
     }
 }
 
@@ -1121,7 +1206,10 @@ fn grid_identical_objects_at_one_point_3d() {
     let mut script = Script::once("3000 identical spheres at one point", bodies);
     script.contacts = false;
     script.direct = false;
-    assert_eq!(all_3d(&script).pairs, n * (n - 1) / 2);
+    let o = all_3d(&script);
+    assert_eq!(o.pairs, n * (n - 1) / 2);
+    // Far too crowded for the grid: the tree walk answered everything.
+    assert_eq!((o.grid_checks, o.grid_queries), (0, 0));
 }
 
 #[test]
@@ -1131,7 +1219,10 @@ fn grid_identical_objects_at_one_point_2d() {
     let mut script = Script::once("2000 identical squares at one point", bodies);
     script.contacts = false;
     script.direct = false;
-    assert_eq!(all_2d(&script).pairs, n * (n - 1) / 2);
+    let o = all_2d(&script);
+    assert_eq!(o.pairs, n * (n - 1) / 2);
+    // Far too crowded for the grid: the tree walk answered everything.
+    assert_eq!((o.grid_checks, o.grid_queries), (0, 0));
 }
 
 /// Moves three objects 1e7 away at frame 4 (the grid then falls back to
@@ -1179,7 +1270,11 @@ fn grid_moving_objects_3d() {
         |r| moving_body(r, 25.0),
         outliers_for_a_while,
     );
-    assert!(all_3d(&script).pairs > 0);
+    let o = all_3d(&script);
+    assert!(o.pairs > 0);
+    // Queries between a change and the next build step walk the tree;
+    // after it, they search the grid: both ran.
+    assert!(o.grid_queries > 0 && o.grid_queries < o.queries, "{o:?}");
 }
 
 #[test]
@@ -1200,7 +1295,11 @@ fn grid_moving_objects_2d() {
         |r| moving_body(r, 60.0),
         outliers_for_a_while,
     );
-    assert!(all_2d(&script).pairs > 0);
+    let o = all_2d(&script);
+    assert!(o.pairs > 0);
+    // Queries between a change and the next build step walk the tree;
+    // after it, they search the grid: both ran.
+    assert!(o.grid_queries > 0 && o.grid_queries < o.queries, "{o:?}");
 }
 
 /// A body with random layers and mask, static with probability `statics`.
@@ -1389,11 +1488,17 @@ fn degenerate_scenes<V: Vector>(seed: u64) -> Vec<Script<V>> {
 #[test]
 fn grid_degenerate_extents_3d() {
     let outs: Vec<_> = degenerate_scenes::<Vec3>(27).iter().map(all_3d).collect();
-    assert!(outs.iter().all(|o| o.pairs > 0));
+    assert!(
+        outs.iter().all(|o| o.pairs > 0 && o.grid_queries > 0),
+        "{outs:?}"
+    );
 }
 
 #[test]
 fn grid_degenerate_extents_2d() {
     let outs: Vec<_> = degenerate_scenes::<Vec2>(28).iter().map(all_2d).collect();
-    assert!(outs.iter().all(|o| o.pairs > 0));
+    assert!(
+        outs.iter().all(|o| o.pairs > 0 && o.grid_queries > 0),
+        "{outs:?}"
+    );
 }

@@ -34,6 +34,24 @@ pub trait Region<V: Vector> {
     fn matches_meeting_box(&self, shape: &Shape<V>) -> bool {
         self.matches(shape)
     }
+
+    /// A box that every object the region can select meets, if the
+    /// region has one: a structure may skip the objects outside it
+    /// without calling [`Region::classify`] on each. `None` (the default)
+    /// makes no such promise. The structures grow the box by a hair for
+    /// rounding, so an exact bounding box is enough.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use sparti::{Region, Sphere};
+    /// let s = Sphere::new(Vec3::ZERO, 2.0).unwrap();
+    /// let b = s.bounds().unwrap();
+    /// assert_eq!((b.min, b.max), (Vec3::splat(-2.0), Vec3::splat(2.0)));
+    /// ```
+    #[inline]
+    fn bounds(&self) -> Option<Aabb<V>> {
+        None
+    }
 }
 
 impl Overlap {
@@ -52,6 +70,10 @@ impl Overlap {
 }
 
 impl<V: Vector> Region<V> for Aabb<V> {
+    #[inline]
+    fn bounds(&self) -> Option<Aabb<V>> {
+        Some(*self)
+    }
     #[inline]
     fn classify(&self, b: &Aabb<V>) -> Overlap {
         Overlap::of(self.intersects(b), || self.contains(b))
@@ -73,6 +95,15 @@ impl<V: Vector> Region<V> for Aabb<V> {
 }
 
 impl<V: Vector> Region<V> for Sphere<V> {
+    #[inline]
+    fn bounds(&self) -> Option<Aabb<V>> {
+        // `|r|`: the tests square the radius.
+        let r = V::splat(self.radius.abs());
+        Some(Aabb {
+            min: self.center - r,
+            max: self.center + r,
+        })
+    }
     #[inline]
     fn classify(&self, b: &Aabb<V>) -> Overlap {
         Overlap::of(b.intersects_sphere(self), || self.contains_aabb(b))
@@ -112,6 +143,15 @@ impl<V: Vector> Region<V> for Frustum<V> {
 }
 
 impl<V: Vector> Region<V> for Cone<V> {
+    #[inline]
+    fn bounds(&self) -> Option<Aabb<V>> {
+        // The selected objects' centres lie within range of the apex.
+        let r = V::splat(self.range.abs());
+        Some(Aabb {
+            min: self.apex - r,
+            max: self.apex + r,
+        })
+    }
     #[inline]
     fn classify(&self, b: &Aabb<V>) -> Overlap {
         // An object's centre lies in its bounds, hence in the node's bounds:

@@ -50,6 +50,8 @@
 
 use glam::Vec4;
 
+mod query;
+
 use crate::geometry::Vector;
 use crate::index::{Item, report_pair};
 use crate::store::{NONE, Store};
@@ -125,16 +127,25 @@ pub(crate) struct Grid {
     /// `cell_start[k]`: the position of cell `k`'s first object; one more
     /// entry for the end.
     cell_start: Vec<u32>,
-    /// The parallel search's tasks: ranges of positions.
-    tasks: Vec<(u32, u32)>,
-    /// The calling thread's candidate buffer.
-    work: Work,
+    /// Whether the last build filled the grid (`false`: too crowded, the
+    /// tree is searched instead).
+    ok: bool,
 }
 
-/// A thread's buffer of box hits waiting for their exact test.
+/// A search's buffers: the box hits waiting for their exact test, and the
+/// parallel search's tasks (ranges of positions).
 #[derive(Default)]
 pub(crate) struct Work {
     cand: Vec<[u32; 2]>,
+    #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
+    tasks: Vec<(u32, u32)>,
+}
+
+impl Work {
+    /// Bytes held.
+    pub fn memory(&self) -> usize {
+        self.cand.capacity() * 8 + self.tasks.capacity() * 8
+    }
 }
 
 impl Grid {
@@ -154,14 +165,24 @@ impl Grid {
             + self.is_static.capacity()
             + self.levels.capacity() * size_of::<Level>()
             + self.used.capacity() * 4
-            + self.tasks.capacity() * 8
-            + self.work.cand.capacity() * 8
+    }
+
+    /// Whether the last build filled the grid (`false` where it would
+    /// have been too crowded, and before the first build).
+    #[inline]
+    pub fn is_built(&self) -> bool {
+        self.ok
     }
 
     /// Sorts the objects of `items` (entries whose slot is `NONE` are
-    /// room, skipped) into the grid. `false` when the grid would be too
-    /// crowded to pay (module docs): the caller searches its tree.
-    pub fn build<V: Vector>(&mut self, items: &[Item<V>]) -> bool {
+    /// room, skipped) into the grid. Leaves it unbuilt (see
+    /// [`Grid::is_built`]) when it would be too crowded to pay (module
+    /// docs): the caller searches its tree.
+    pub fn build<V: Vector>(&mut self, items: &[Item<V>]) {
+        self.ok = self.fill(items);
+    }
+
+    fn fill<V: Vector>(&mut self, items: &[Item<V>]) -> bool {
         let d = V::DIM;
         // The box around every object, how many there are, and their sizes
         // by binary exponent.
@@ -353,46 +374,90 @@ impl Grid {
     }
 
     /// Cuts the search into about `parts` tasks of consecutive positions
-    /// (for the threads).
-    #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
-    pub fn plan(&mut self, parts: usize) {
-        self.tasks.clear();
+    /// (for the threads), into `work`.
+    #[cfg(feature = "rayon")]
+    pub fn plan(&self, parts: usize, work: &mut Work) {
+        work.tasks.clear();
         let step = self.n.div_ceil(parts.max(1)).max(256);
         let mut s = 0;
         while s < self.n {
             let e = (s + step).min(self.n);
-            self.tasks.push((s as u32, e as u32));
+            work.tasks.push((s as u32, e as u32));
             s = e;
         }
     }
 
-    /// The search over the grid as it stands.
+    /// The search over the grid as it stands, its tasks those `plan`
+    /// wrote into `work`.
+    #[cfg(feature = "rayon")]
     pub fn job<'a, V: Vector, T>(
         &'a self,
         store: &'a Store<Object<V, T>>,
         matrix: &'a LayerMatrix,
+        work: &'a Work,
     ) -> Job<'a, V, T> {
         Job {
             grid: self,
             store,
             matrix,
+            tasks: &work.tasks,
         }
     }
 
     /// Every pair, on this thread.
     pub fn run_all<V: Vector, T, F>(
-        &mut self,
+        &self,
         store: &Store<Object<V, T>>,
         matrix: &LayerMatrix,
+        work: &mut Work,
         counters: &mut Counters,
         f: &mut F,
     ) where
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
     {
-        let mut work = core::mem::take(&mut self.work);
         let n = self.n as u32;
-        self.job(store, matrix).range(0, n, &mut work, counters, f);
-        self.work = work;
+        let job = Job {
+            grid: self,
+            store,
+            matrix,
+            tasks: &[],
+        };
+        job.range(0, n, work, counters, f);
+    }
+}
+
+impl Grid {
+    /// The cells of level `t` that the box `[qlo, qhi]` (first `d` axes)
+    /// grown by the level's `ext` meets: per axis, from `k0` to `k1`
+    /// (excluded), clamped to the level; `None` when there are none.
+    #[inline(always)]
+    fn cells(
+        &self,
+        t: &Level,
+        d: usize,
+        qlo: &[f32; 3],
+        qhi: &[f32; 3],
+    ) -> Option<([u32; 3], [u32; 3])> {
+        // From ceil(u0) to floor(u1). On values clamped to at least -1,
+        // `floor(x + 1)` is `floor(x) + 1` (or one more where the sum
+        // rounds up to a whole number: one cell more, never one less).
+        let mut k0 = [0u32; 3];
+        let mut k1 = [1u32; 3];
+        let mut empty = false;
+        for a in 0..d {
+            let top = (t.dims[a] - 1) as f32;
+            let u0 = (qlo[a] - self.origin[a]) * t.inv - t.ext - 1.0;
+            let u1 = (qhi[a] - self.origin[a]) * t.inv + t.ext;
+            let c0 = u0.max(-1.0).min(top + 1.0);
+            let c1 = u1.max(-1.0).min(top + 1.0);
+            let f0 = floor(c0 + 1.0); // floor(c0) + 1
+            let lo_k = f0.saturating_sub(u32::from((f0 as f32) - 1.0 >= c0)); // ceil(c0), >= 0
+            let hi_k = floor(c1 + 1.0).min(t.dims[a]); // floor(c1) + 1, <= dims
+            empty |= lo_k >= hi_k;
+            k0[a] = lo_k;
+            k1[a] = hi_k;
+        }
+        (!empty).then_some((k0, k1))
     }
 }
 
@@ -407,6 +472,8 @@ pub(crate) struct Job<'a, V: Vector, T> {
     grid: &'a Grid,
     store: &'a Store<Object<V, T>>,
     matrix: &'a LayerMatrix,
+    #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
+    tasks: &'a [(u32, u32)],
 }
 
 /// Eight values as two lanes of four.
@@ -516,30 +583,9 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
                 for &ti in &g.used[..=ui] {
                     let t = &g.levels[ti as usize];
                     let same = ti as usize == li;
-                    // The cells the box grown by `ext` meets, per axis:
-                    // from ceil(u0) to floor(u1), clamped to the level.
-                    // On values clamped to at least -1, `floor(x + 1)` is
-                    // `floor(x) + 1` (or one more where the sum rounds up
-                    // to a whole number: one cell more, never one less).
-                    let mut k0 = [0u32; 3];
-                    let mut k1 = [1u32; 3];
-                    let mut empty = false;
-                    for a in 0..d {
-                        let top = (t.dims[a] - 1) as f32;
-                        let u0 = (qlo[a] - g.origin[a]) * t.inv - t.ext - 1.0;
-                        let u1 = (qhi[a] - g.origin[a]) * t.inv + t.ext;
-                        let c0 = u0.max(-1.0).min(top + 1.0);
-                        let c1 = u1.max(-1.0).min(top + 1.0);
-                        let f0 = floor(c0 + 1.0); // floor(c0) + 1
-                        let lo_k = f0.saturating_sub(u32::from((f0 as f32) - 1.0 >= c0)); // ceil(c0), >= 0
-                        let hi_k = floor(c1 + 1.0).min(t.dims[a]); // floor(c1) + 1, <= dims
-                        empty |= lo_k >= hi_k;
-                        k0[a] = lo_k;
-                        k1[a] = hi_k;
-                    }
-                    if empty {
+                    let Some((k0, k1)) = g.cells(t, d, &qlo, &qhi) else {
                         continue;
-                    }
+                    };
                     let (dx, dy) = (t.dims[0], t.dims[1]);
                     let mut z = k0[2];
                     if same {
@@ -618,7 +664,7 @@ impl<V: Vector, T> super::PairTasks<V, T> for Job<'_, V, T> {
     type Work = Work;
 
     fn tasks(&self) -> &[(u32, u32)] {
-        &self.grid.tasks
+        self.tasks
     }
 
     fn run<F>(&self, task: (u32, u32), work: &mut Work, counters: &mut Counters, f: &mut F)

@@ -49,7 +49,7 @@ pub(crate) mod tight_pairs;
 use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-mod grid;
+pub(crate) mod grid;
 mod lists;
 mod pool;
 mod validate;
@@ -75,6 +75,7 @@ pub(crate) struct AtomicCounters {
     node_visits: AtomicU64,
     queries: AtomicU64,
     pending_tests: AtomicU64,
+    grid_searches: AtomicU64,
 }
 
 impl AtomicCounters {
@@ -92,6 +93,7 @@ impl AtomicCounters {
         add(&self.node_visits, c.node_visits);
         add(&self.queries, c.queries);
         add(&self.pending_tests, c.pending_tests);
+        add(&self.grid_searches, c.grid_searches);
     }
 
     /// The counts so far.
@@ -104,6 +106,7 @@ impl AtomicCounters {
             node_visits: get(&self.node_visits),
             queries: get(&self.queries),
             pending_tests: get(&self.pending_tests),
+            grid_searches: get(&self.grid_searches),
         }
     }
 
@@ -174,6 +177,18 @@ impl<D: Default> Cached<D> {
             // `fresh` is empty: `&mut self` excludes every reader.
             let _ = self.fresh.set(d);
         }
+    }
+
+    /// Whether the data is up to date.
+    #[inline]
+    pub fn is_fresh(&self) -> bool {
+        self.fresh.get().is_some()
+    }
+
+    /// The data if it is up to date.
+    #[inline]
+    pub fn peek(&self) -> Option<&D> {
+        self.fresh.get()
     }
 
     /// Calls `f` with the data as it is, up to date or not (for checks
@@ -252,8 +267,16 @@ pub(crate) struct Core<V: Vector, T, N> {
     pub counters: AtomicCounters,
     /// The boxes around the subtrees' objects, for the queries.
     pub sub: Cached<SubBounds<V>>,
-    /// The pair search's grid and buffers, lent to each search.
-    pub grid: Spare<grid::Grid>,
+    /// The grid of the pair search and the queries (see [`grid`]), built
+    /// by the first search after a change.
+    pub grid: Cached<grid::Grid>,
+    /// Whether the queries may use the grid: set by the build steps
+    /// (`flush`, `end_frame`) when it is up to date, cleared by every
+    /// change. Only `&mut` methods touch it, so whether a query takes the
+    /// grid never depends on what other threads do.
+    pub grid_for_queries: bool,
+    /// The grid search's buffers, lent to each search.
+    pub grid_work: Spare<grid::Work>,
 }
 
 impl<V: Vector, T, N: TreeNode<V>> Default for Core<V, T, N> {
@@ -271,7 +294,9 @@ impl<V: Vector, T, N: TreeNode<V>> Default for Core<V, T, N> {
             matrix: LayerMatrix::ALL,
             counters: AtomicCounters::default(),
             sub: Cached::default(),
-            grid: Spare::default(),
+            grid: Cached::default(),
+            grid_for_queries: false,
+            grid_work: Spare::default(),
         }
     }
 }
@@ -283,18 +308,47 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     #[inline]
     pub fn mark_node(&mut self, n: u32) {
         self.sub.edit().mark_node(n);
+        self.grid_changed();
     }
 
     /// Marks every query box out of date (bulk changes).
     #[inline]
     pub fn mark_stale(&mut self) {
         self.sub.edit().mark_stale();
+        self.grid_changed();
     }
 
-    /// Brings the query boxes up to date now.
+    /// The grid is out of date (every change to the lists comes here,
+    /// through the marks above).
+    #[inline]
+    fn grid_changed(&mut self) {
+        self.grid.edit();
+        self.grid_for_queries = false;
+    }
+
+    /// Brings the query boxes and the grid up to date now (the build
+    /// step): the queries use the grid from now until the next change.
     pub fn settle(&mut self) {
         let (nodes, lists, root) = (&self.nodes, &self.lists, self.root);
         self.sub.settle(|s| s.refresh(nodes, lists, root));
+        self.grid.settle(|g| g.build(&lists.items));
+        self.grid_for_queries = true;
+    }
+
+    /// Lets the queries use the grid if a search since the last change
+    /// left it up to date (the housekeeping step: builds nothing).
+    pub fn adopt_grid(&mut self) {
+        self.grid_for_queries = self.grid.is_fresh();
+    }
+
+    /// The grid, when the queries may use it: built (not too crowded) by
+    /// or since the last build step, with no change since.
+    #[inline]
+    pub fn query_grid(&self) -> Option<&grid::Grid> {
+        if !self.grid_for_queries {
+            return None;
+        }
+        self.grid.peek().filter(|g| g.is_built())
     }
 
     /// The objects filed in node `n`.
@@ -323,6 +377,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
             store: &self.store,
             sub: self.sub.get(|s| s.refresh(nodes, lists, root)),
             pending: &self.pending,
+            grid: self.query_grid(),
         }
     }
 
@@ -394,7 +449,8 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
                 * size_of::<u32>()
             + self.sub.with_current(SubBounds::memory_bytes)
             + self.lists.memory()
-            + self.grid.with(|g| g.map_or(0, grid::Grid::memory))
+            + self.grid.with_current(grid::Grid::memory)
+            + self.grid_work.with(|w| w.map_or(0, grid::Work::memory))
     }
 }
 
@@ -678,13 +734,15 @@ where
     if core.root == NONE {
         return;
     }
-    let mut g = core.grid.take();
-    if g.build(&core.lists.items) {
-        g.run_all(&core.store, &core.matrix, counters, f);
+    let g = core.grid.get(|g| g.build(&core.lists.items));
+    if g.is_built() {
+        counters.grid_searches += 1;
+        let mut work = core.grid_work.take();
+        g.run_all(&core.store, &core.matrix, &mut work, counters, f);
+        core.grid_work.put(work);
     } else {
         s.find_pairs(counters, f);
     }
-    core.grid.put(g);
 }
 
 /// [`search_pairs`] then the queued objects' pairs, on rayon's threads
@@ -700,19 +758,22 @@ where
     {
         let core = s.core();
         if core.root != NONE {
-            let mut g = core.grid.take();
-            if g.build(&core.lists.items) {
-                g.plan(rayon::current_num_threads() * 8);
+            let g = core.grid.get(|g| g.build(&core.lists.items));
+            if g.is_built() {
+                let mut work = core.grid_work.take();
+                g.plan(rayon::current_num_threads() * 8, &mut work);
                 core.par_collect(
-                    Some(&g.job(&core.store, &core.matrix)),
-                    Counters::default(),
+                    Some(&g.job(&core.store, &core.matrix, &work)),
+                    Counters {
+                        grid_searches: 1,
+                        ..Counters::default()
+                    },
                     record,
                     out,
                 );
-                core.grid.put(g);
+                core.grid_work.put(work);
                 return;
             }
-            core.grid.put(g);
         }
     }
     s.par_collect(record, out);
@@ -1139,6 +1200,7 @@ macro_rules! impl_spatial_index {
                 let core = $crate::kernel::Family::core_mut(self);
                 core.age_idle_nodes();
                 core.tidy();
+                core.adopt_grid();
             }
 
             fn query<R: $crate::Region<V>>(
@@ -1297,6 +1359,10 @@ macro_rules! impl_spatial_index {
                 let core = $crate::kernel::Family::core(self);
                 core.sub
                     .with_current(|s| s.check(&core.nodes, &core.lists.items, core.root))
+                    .map_err($crate::ValidationError)?;
+                core.grid
+                    .peek()
+                    .map_or(Ok(()), |g| g.check(&core.lists.items))
                     .map_err($crate::ValidationError)
             }
         }

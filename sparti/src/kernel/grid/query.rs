@@ -1,0 +1,304 @@
+//! The queries over the grid: regions that give a bounding box (boxes,
+//! spheres, view cones) and the nearest hit of a ray.
+//!
+//! A query meets the same cells and rows as an object of the pair search
+//! would: the cells of each level that its box, grown by the level's
+//! `ext`, reaches. The boxes of those rows are tested eight at a time
+//! against the query's box, and only the boxes that meet it go on to the
+//! tests the tree walk makes on each object (the region's own test of the
+//! box, then the exact one on the shape), so the grid selects exactly what
+//! the tree walk selects.
+
+use super::{Grid, LANES, Query, chunk};
+use crate::geometry::{Aabb, Ray, Vector};
+use glam::Vec4;
+
+/// How far a query's box is grown on each side, relative to its largest
+/// coordinate: far above the rounding of the region's own tests (a few
+/// units in the last place), so that no object those tests select lies
+/// outside the grown box.
+const PAD: f32 = 1.0 / (1 << 20) as f32;
+
+/// The stretches a level's walk along a ray is cut into, at most.
+const MAX_STRETCHES: f32 = 256.0;
+
+/// `[lo, hi]` grown by [`PAD`], on the first `d` axes; `None` when a
+/// coordinate is NaN (the tree walk answers those).
+#[inline]
+fn padded<V: Vector>(b: &Aabb<V>) -> Option<([f32; 3], [f32; 3])> {
+    let mut lo = [0f32; 3];
+    let mut hi = [0f32; 3];
+    for a in 0..V::DIM {
+        let (l, h) = (b.min.get(a), b.max.get(a));
+        if l.is_nan() || h.is_nan() {
+            return None;
+        }
+        let m = l.abs().max(h.abs()) * PAD + f32::MIN_POSITIVE;
+        lo[a] = l - m;
+        hi[a] = h + m;
+    }
+    Some((lo, hi))
+}
+
+impl Query {
+    /// The box `[lo, hi]` in every lane (in 2D the third axis repeats the
+    /// second, the same test).
+    #[inline]
+    fn of(d: usize, lo: &[f32; 3], hi: &[f32; 3]) -> Self {
+        let az = d - 1;
+        Query {
+            lo: [0, 1, az].map(|a| Vec4::splat(lo[a])),
+            hi: [0, 1, az].map(|a| Vec4::splat(hi[a])),
+        }
+    }
+}
+
+impl Grid {
+    /// The box at position `j`.
+    #[inline]
+    pub(crate) fn aabb_at<V: Vector>(&self, j: usize) -> Aabb<V> {
+        let mut min = V::ZERO;
+        let mut max = V::ZERO;
+        for a in 0..V::DIM {
+            min = min.with(a, self.lo[a][j]);
+            max = max.with(a, self.hi[a][j]);
+        }
+        Aabb { min, max }
+    }
+
+    /// The store slot at position `j`.
+    #[inline]
+    pub(crate) fn slot_at(&self, j: usize) -> u32 {
+        self.slot[j]
+    }
+
+    /// Calls `f(j)` for each position `j` of level `t` whose box meets
+    /// `[lo, hi]`, row by row; returns the rows visited.
+    #[inline(always)]
+    fn scan_level(
+        &self,
+        t: &super::Level,
+        d: usize,
+        lo: &[f32; 3],
+        hi: &[f32; 3],
+        q: &Query,
+        f: &mut impl FnMut(usize),
+    ) -> u64 {
+        let Some((k0, k1)) = self.cells(t, d, lo, hi) else {
+            return 0;
+        };
+        let az = d - 1;
+        let (dx, dy) = (t.dims[0], t.dims[1]);
+        let mut rows = 0;
+        for z in k0[2]..k1[2] {
+            for y in k0[1]..k1[1] {
+                let row = t.base + (z * dy + y) * dx;
+                let s = self.cell_start[(row + k0[0]) as usize] as usize;
+                let e = self.cell_start[(row + k1[0]) as usize] as usize;
+                rows += 1;
+                let mut b = s;
+                while b < e {
+                    let left = e - b;
+                    let valid = if left >= LANES {
+                        0xFF
+                    } else {
+                        (1u32 << left) - 1
+                    };
+                    let at = |v: &[f32]| -> [f32; LANES] {
+                        v[b..b + LANES].try_into().expect("eight values")
+                    };
+                    let mut m = chunk(
+                        q,
+                        [
+                            &at(&self.lo[0]),
+                            &at(&self.hi[0]),
+                            &at(&self.lo[1]),
+                            &at(&self.hi[1]),
+                            &at(&self.lo[az]),
+                            &at(&self.hi[az]),
+                        ],
+                    ) & valid;
+                    while m != 0 {
+                        f(b + m.trailing_zeros() as usize);
+                        m &= m - 1;
+                    }
+                    b += LANES;
+                }
+            }
+        }
+        rows
+    }
+
+    /// The positions of the objects whose boxes meet `bounds` (grown by a
+    /// hair), finest level first, each level in cell order: `f(j)` for
+    /// each. Returns the rows visited, or `None` when `bounds` holds a
+    /// NaN (nothing was visited; the caller walks its tree).
+    pub(crate) fn for_each_meeting<V: Vector>(
+        &self,
+        bounds: &Aabb<V>,
+        mut f: impl FnMut(usize),
+    ) -> Option<u64> {
+        let d = V::DIM;
+        let (lo, hi) = padded(bounds)?;
+        let q = Query::of(d, &lo, &hi);
+        let mut rows = 0;
+        for &l in self.used.iter().rev() {
+            rows += self.scan_level(&self.levels[l as usize], d, &lo, &hi, &q, &mut f);
+        }
+        Some(rows)
+    }
+
+    /// The positions of the objects whose boxes the ray may enter within
+    /// the limit, front to back by stretches: `visit(j, limit)` for each,
+    /// returning the limit from then on (the distance of the best hit so
+    /// far). Returns the rows visited.
+    ///
+    /// Each level is walked in stretches about one cell (grown by the
+    /// level's `ext`) long; the stretch's box, grown by `ext` and a hair,
+    /// gives the cells whose objects it can meet. The levels go in step
+    /// (the one whose next stretch starts nearest goes next), so a hit in
+    /// any level shortens the walk of all, and a level stops once its next
+    /// stretch starts beyond the limit. An object hit at distance `t` has
+    /// the hit point in its box and on the stretch holding `t`, so its box
+    /// meets that stretch's box and it is visited.
+    pub(crate) fn ray_walk<V: Vector>(
+        &self,
+        ray: &Ray<V>,
+        mut limit: f32,
+        mut visit: impl FnMut(usize, f32) -> f32,
+    ) -> u64 {
+        let d = V::DIM;
+        let mut rows = 0;
+        // Per level in use: where its next stretch starts and where its
+        // walk ends (the ray clipped to the level's reach).
+        let mut walk = [(0f32, 0f32); 64];
+        let mut step = [0f32; 64];
+        let nw = self.used.len();
+        let (mut o_max, mut d_max) = (0f32, 0f32);
+        for a in 0..d {
+            o_max = o_max.max(ray.origin.get(a).abs());
+            d_max = d_max.max(ray.dir.get(a).abs());
+        }
+        for (w, &l) in self.used.iter().enumerate() {
+            let t = &self.levels[l as usize];
+            let side = 1.0 / t.inv;
+            let mut reach = Aabb {
+                min: V::ZERO,
+                max: V::ZERO,
+            };
+            for a in 0..d {
+                let lo = self.origin[a] - (t.ext + 1.0) * side;
+                let hi = self.origin[a] + (t.dims[a] as f32 + t.ext + 1.0) * side;
+                let m = lo.abs().max(hi.abs()) * PAD;
+                reach.min = reach.min.with(a, lo - m);
+                reach.max = reach.max.with(a, hi + m);
+            }
+            // A level the ray misses is marked done (start above end).
+            walk[w] = ray.clip_aabb(&reach, limit).unwrap_or((1.0, 0.0));
+            // Stretches of a cell grown by `ext`, but at most
+            // `MAX_STRETCHES` of them (a long, thin world: the rows of a
+            // longer stretch are few there).
+            let (t0, tb) = walk[w];
+            step[w] = ((1.0 + 2.0 * t.ext) / t.inv).max((tb - t0) / MAX_STRETCHES);
+        }
+        loop {
+            let mut wi = usize::MAX;
+            let mut near = f32::INFINITY;
+            for (w, &(t0, tb)) in walk[..nw].iter().enumerate() {
+                if t0 <= tb && t0 <= limit && t0 < near {
+                    (wi, near) = (w, t0);
+                }
+            }
+            if wi == usize::MAX {
+                break;
+            }
+            let t = &self.levels[self.used[wi] as usize];
+            let (t0, tb) = walk[wi];
+            let mut t1 = (t0 + step[wi]).min(tb).min(limit);
+            if t1 <= t0 || t1.is_nan() {
+                // No progress (a start far out along the ray, where a
+                // stretch is below its rounding): the rest in one.
+                t1 = tb.min(limit).max(t0);
+            }
+            let (p0, p1) = (ray.at(t0), ray.at(t1));
+            // The points' rounding is relative to the origin and to the
+            // distance, not to the points.
+            let m = (o_max + t1 * d_max) * PAD + f32::MIN_POSITIVE;
+            let mut lo = [0f32; 3];
+            let mut hi = [0f32; 3];
+            for a in 0..d {
+                let (u, v) = (p0.get(a), p1.get(a));
+                lo[a] = u.min(v) - m;
+                hi[a] = u.max(v) + m;
+            }
+            let q = Query::of(d, &lo, &hi);
+            rows += self.scan_level(t, d, &lo, &hi, &q, &mut |j| {
+                limit = visit(j, limit);
+            });
+            // Done when the stretch reached the end or the limit, or could
+            // not advance (rounding, or a NaN).
+            walk[wi].0 = if t1 >= tb || t1 >= limit || t1 <= t0 || t1.is_nan() {
+                f32::INFINITY
+            } else {
+                t1
+            };
+        }
+        rows
+    }
+}
+
+impl Grid {
+    /// Checks a built grid against the objects it was built from: the
+    /// same objects with the same boxes and flags, sorted by cell, each in
+    /// its cell's range (a change that skipped the kernel's marks leaves
+    /// the grid fresh but wrong, and this catches it).
+    pub(crate) fn check<V: Vector>(&self, items: &[crate::index::Item<V>]) -> Result<(), String> {
+        if !self.ok {
+            return Ok(());
+        }
+        let key = |slot: u32, lo: [f32; 3], hi: [f32; 3], st: bool| {
+            (slot, lo.map(f32::to_bits), hi.map(f32::to_bits), st)
+        };
+        let mut want: Vec<_> = items
+            .iter()
+            .filter(|it| it.slot != crate::store::NONE)
+            .map(|it| {
+                let mut lo = [0f32; 3];
+                let mut hi = [0f32; 3];
+                for a in 0..V::DIM {
+                    lo[a] = it.aabb.min.get(a);
+                    hi[a] = it.aabb.max.get(a);
+                }
+                key(it.slot, lo, hi, it.is_static)
+            })
+            .collect();
+        let mut have: Vec<_> = (0..self.n)
+            .map(|j| {
+                let mut lo = [0f32; 3];
+                let mut hi = [0f32; 3];
+                for a in 0..V::DIM {
+                    lo[a] = self.lo[a][j];
+                    hi[a] = self.hi[a][j];
+                }
+                key(self.slot[j], lo, hi, self.is_static[j])
+            })
+            .collect();
+        want.sort_unstable();
+        have.sort_unstable();
+        if want != have {
+            return Err(format!(
+                "the grid is marked up to date but holds other objects or boxes than the tree ({} against {})",
+                have.len(),
+                want.len()
+            ));
+        }
+        for j in 0..self.n {
+            let k = self.key[j] as usize;
+            let (s, e) = (self.cell_start[k] as usize, self.cell_start[k + 1] as usize);
+            if !(s <= j && j < e) || (j > 0 && self.key[j - 1] > self.key[j]) {
+                return Err(format!("grid position {j} is out of its cell {k}'s range"));
+            }
+        }
+        Ok(())
+    }
+}
