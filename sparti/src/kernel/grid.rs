@@ -459,6 +459,30 @@ impl Grid {
         }
         (!empty).then_some((k0, k1))
     }
+
+    /// Bit `l` set when the box at position `b + l` (below `e`) meets the
+    /// query, eight at a time; `az` is the last axis.
+    #[inline(always)]
+    fn mask_at(&self, q: &Query, az: usize, b: usize, e: usize) -> u32 {
+        let left = e - b;
+        let valid = if left >= LANES {
+            0xFF
+        } else {
+            (1u32 << left) - 1
+        };
+        let at = |v: &[f32]| -> [f32; LANES] { v[b..b + LANES].try_into().expect("eight values") };
+        chunk(
+            q,
+            [
+                &at(&self.lo[0]),
+                &at(&self.hi[0]),
+                &at(&self.lo[1]),
+                &at(&self.hi[1]),
+                &at(&self.lo[az]),
+                &at(&self.hi[az]),
+            ],
+        ) & valid
+    }
 }
 
 /// An object's box, as the query of its search, in every lane.
@@ -606,27 +630,8 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
                             rows += 1;
                             let mut b = s;
                             while b < e {
-                                let left = e - b;
-                                let valid = if left >= LANES {
-                                    0xFF
-                                } else {
-                                    (1u32 << left) - 1
-                                };
-                                tests += left.min(LANES) as u64;
-                                let at = |v: &'a [f32]| -> &'a [f32; LANES] {
-                                    v[b..b + LANES].try_into().expect("eight values")
-                                };
-                                let m = chunk(
-                                    &q,
-                                    [
-                                        at(&g.lo[0]),
-                                        at(&g.hi[0]),
-                                        at(&g.lo[1]),
-                                        at(&g.hi[1]),
-                                        at(&g.lo[az]),
-                                        at(&g.hi[az]),
-                                    ],
-                                ) & valid;
+                                tests += (e - b).min(LANES) as u64;
+                                let m = g.mask_at(&q, az, b, e);
                                 // The first hit without a branch, the
                                 // others (rare) in a loop.
                                 let j = b + (m.trailing_zeros() & 7) as usize;

@@ -9,7 +9,7 @@
 //! box, then the exact one on the shape), so the grid selects exactly what
 //! the tree walk selects.
 
-use super::{Grid, LANES, Query, chunk};
+use super::{Grid, LANES, Query};
 use crate::geometry::{Aabb, Ray, Vector};
 use glam::Vec4;
 
@@ -98,26 +98,7 @@ impl Grid {
                 rows += 1;
                 let mut b = s;
                 while b < e {
-                    let left = e - b;
-                    let valid = if left >= LANES {
-                        0xFF
-                    } else {
-                        (1u32 << left) - 1
-                    };
-                    let at = |v: &[f32]| -> [f32; LANES] {
-                        v[b..b + LANES].try_into().expect("eight values")
-                    };
-                    let mut m = chunk(
-                        q,
-                        [
-                            &at(&self.lo[0]),
-                            &at(&self.hi[0]),
-                            &at(&self.lo[1]),
-                            &at(&self.hi[1]),
-                            &at(&self.lo[az]),
-                            &at(&self.hi[az]),
-                        ],
-                    ) & valid;
+                    let mut m = self.mask_at(q, az, b, e);
                     while m != 0 {
                         f(b + m.trailing_zeros() as usize);
                         m &= m - 1;
