@@ -465,7 +465,7 @@ pub trait SpatialIndex<V: Vector, T> {
     /// crowded for it). Until the next change, box, sphere and view-cone
     /// queries and `ray_nearest` search that grid rather than walk the
     /// tree: the same results (a region query's in another order), found
-    /// several times faster. Queries are exact without the build step, but
+    /// faster (BENCHMARKS.md). Queries are exact without the build step, but
     /// walk the tree and test queued insertions one by one (see the
     /// trait's docs). [`Counters::grid_searches`] counts the searches the
     /// grid answered.
