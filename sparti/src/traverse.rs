@@ -391,6 +391,75 @@ pub(crate) struct Scratch {
     knn: Knn,
 }
 
+/// Objects a region query selected by their boxes, waiting for the store
+/// (their layers, exact shapes and handles): read together, their cache
+/// misses overlap, then each is tested and reported in the order it came.
+struct Selected {
+    slots: [u32; SELECTED],
+    inside: [bool; SELECTED],
+    n: usize,
+}
+
+/// Objects [`Selected`] gathers before it reads them.
+const SELECTED: usize = 32;
+
+impl Default for Selected {
+    fn default() -> Self {
+        Self {
+            slots: [0; SELECTED],
+            inside: [false; SELECTED],
+            n: 0,
+        }
+    }
+}
+
+impl Selected {
+    /// Adds an object (`inside`: its box lies wholly in the region, no
+    /// exact test); `report` runs when the buffer is full.
+    #[inline]
+    fn push(&mut self, slot: u32, inside: bool, report: impl FnOnce(&mut Self)) {
+        self.slots[self.n] = slot;
+        self.inside[self.n] = inside;
+        self.n += 1;
+        if self.n == SELECTED {
+            report(self);
+        }
+    }
+
+    /// Reads the gathered objects, then pushes onto `out` those the
+    /// filter and the region's exact test keep, in order; empties the
+    /// buffer. Returns the exact tests made.
+    fn report<V: Vector, T, R: Region<V>>(
+        &mut self,
+        store: &Store<Object<V, T>>,
+        region: &R,
+        filter: Filter,
+        out: &mut Vec<Handle>,
+    ) -> u64 {
+        let n = core::mem::take(&mut self.n);
+        let mut touch = 0u32;
+        for &slot in &self.slots[..n] {
+            touch ^= store.obj(slot).layer;
+        }
+        core::hint::black_box(touch);
+        let mut tests = 0;
+        for (&slot, &inside) in self.slots[..n].iter().zip(&self.inside[..n]) {
+            let o = store.obj(slot);
+            if !filter.accepts(o.layer) {
+                continue;
+            }
+            let hit = inside || {
+                tests += 1;
+                region.matches_meeting_box(&o.shape)
+            };
+            if hit {
+                out.push(store.handle(slot));
+            }
+        }
+        tests
+    }
+}
+
 /// Queries per task of a batch answered on several threads (`rayon`
 /// feature); smaller batches stay on the calling thread.
 #[cfg(feature = "rayon")]
@@ -497,26 +566,17 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         {
             // The grid's rows the bounds reach, each box met tested as the
             // walk below tests an item outside a subtree held whole.
-            let store = self.store;
+            let mut sel = Selected::default();
             let mut shape_tests = 0;
             let rows = g.for_each_meeting(&bounds, |j| {
                 let class = region.classify(&g.aabb_at(j));
-                if class == Overlap::Outside {
-                    return;
-                }
-                let slot = g.slot_at(j);
-                let o = store.obj(slot);
-                if !filter.accepts(o.layer) {
-                    return;
-                }
-                let hit = class == Overlap::Inside || {
-                    shape_tests += 1;
-                    region.matches_meeting_box(&o.shape)
-                };
-                if hit {
-                    out.push(store.handle(slot));
+                if class != Overlap::Outside {
+                    sel.push(g.slot_at(j), class == Overlap::Inside, |s| {
+                        shape_tests += s.report(self.store, region, filter, out);
+                    });
                 }
             });
+            shape_tests += sel.report(self.store, region, filter, out);
             if let Some(rows) = rows {
                 counters.grid_searches += 1;
                 counters.node_visits += rows;
@@ -532,12 +592,14 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             None | Some(Overlap::Outside) => return,
             Some(class) => stack.push((self.root, class == Overlap::Inside)),
         }
+        let mut sel = Selected::default();
         while let Some((n, inside)) = stack.pop() {
             let node = self.node(n);
             counters.node_visits += 1;
             // The item's own box first: the object in the store (a cache
-            // miss, often) is read only for items the region reaches. A
-            // large node's objects go by chunks, each box tested first.
+            // miss, often) is read only for items the region reaches, and
+            // those are read together (`Selected`). A large node's objects
+            // go by chunks, each box tested first.
             let boxes = self.sub.chunks(n);
             for (ci, chunk) in self.items(node).chunks(CHUNK).enumerate() {
                 let inside = inside
@@ -555,18 +617,9 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     if class == Overlap::Outside {
                         continue;
                     }
-                    let slot = self.store.slot(it.slot);
-                    let o = slot.get().expect("slot holds no object");
-                    if !filter.accepts(o.layer) {
-                        continue;
-                    }
-                    let hit = class == Overlap::Inside || {
-                        counters.shape_tests += 1;
-                        region.matches_meeting_box(&o.shape)
-                    };
-                    if hit {
-                        out.push(self.store.handle(it.slot));
-                    }
+                    sel.push(it.slot, class == Overlap::Inside, |s| {
+                        counters.shape_tests += s.report(self.store, region, filter, out);
+                    });
                 }
             }
             for &c in node.children() {
@@ -583,6 +636,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                 }
             }
         }
+        counters.shape_tests += sel.report(self.store, region, filter, out);
     }
 
     /// The nearest hit, front to back: a depth-first stack on which each

@@ -1051,7 +1051,30 @@ fn frustum_cases<V: Vector>() -> impl Strategy<Value = (Frustum<V>, Aabb<V>, Sph
 
 fn check_frustum_cases<V: Vector>((f, b, s): (Frustum<V>, Aabb<V>, Sphere<V>)) -> TestResult {
     check_frustum_box(&f, &b)?;
-    check_frustum_sphere(&f, &s)
+    check_frustum_sphere(&f, &s)?;
+    check_frustum_as_region(&f, &b, &s)
+}
+
+/// The frustum as a query region: `classify` (one pass over the planes)
+/// is the box tests' answer, and for a shape whose box it meets, the
+/// structures' `matches_meeting_box` is `matches` (the full test).
+fn check_frustum_as_region<V: Vector>(f: &Frustum<V>, b: &Aabb<V>, s: &Sphere<V>) -> TestResult {
+    for bx in [*b, s.aabb()] {
+        let want = if !f.intersects_aabb(&bx) {
+            Overlap::Outside
+        } else if f.contains_aabb(&bx) {
+            Overlap::Inside
+        } else {
+            Overlap::Partial
+        };
+        prop_assert_eq!(f.classify(&bx), want);
+    }
+    for shape in [Shape::Box(*b), Shape::Sphere(*s)] {
+        if f.classify(&shape.aabb()) != Overlap::Outside {
+            prop_assert_eq!(f.matches_meeting_box(&shape), f.matches(&shape));
+        }
+    }
+    Ok(())
 }
 
 /// A camera: a projection with clip depth in [0, 1] (perspective, reversed

@@ -249,3 +249,154 @@ fn bsp3_parallel_pairs_equal_sequential_pairs() {
 fn bsp2_parallel_pairs_equal_sequential_pairs() {
     all_cases(Bsp2::<u32>::new);
 }
+
+/// A scene large enough for the grid's build to be cut into pieces for
+/// the threads (from 16,384 objects): each frame, a tree whose grid was
+/// built on one thread (`pairs`) and copies of it whose grid was built on
+/// pools of 1, 2 and 5 threads (`par_pairs` first, or `flush`) give the
+/// same pairs in the same order and the same counters; `validate` checks
+/// each threaded grid against the tree; the first frame's pairs are the
+/// brute force's. Objects of several sizes (several grid levels), statics,
+/// layers, removals (room in the lists) and a batch of moves each frame
+/// (`update_many`, in phases on the threads).
+fn large<V: Vector, S: SpatialIndex<V, u32> + Send + Sync>(make: fn() -> S) {
+    let c = Case {
+        name: "large",
+        seed: 9,
+        objects: 20_000,
+        side: if V::DIM == 3 { 60.0 } else { 240.0 },
+        layout: Layout::Uniform,
+        huge: 0.002,
+        static_share: 0.2,
+        layers: true,
+    };
+    let mut r = Pcg64::seed_from_u64(c.seed);
+    let pools: Vec<rayon::ThreadPool> = [1, 2, 5]
+        .iter()
+        .map(|&n| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .expect("a thread pool")
+        })
+        .collect();
+    let mut descs = Vec::new();
+    for i in 0..c.objects {
+        let mut s = shape::<V>(&c, &mut r, &[]);
+        if r.random_bool(0.1) {
+            // Larger objects: a coarser level of the grid.
+            s = Shape::sphere(s.center(), r.random_range(2.0..8.0));
+        }
+        descs.push(
+            ObjectDesc::new(s, i as u32)
+                .with_static(r.random_bool(c.static_share))
+                .with_layer(1 << r.random_range(0..3))
+                .with_mask(r.random_range(1..8)),
+        );
+    }
+    // The serial tree, and one copy per pool (the same operations).
+    let mut trees: Vec<S> = (0..=pools.len()).map(|_| make()).collect();
+    let mut handles = Vec::new();
+    for t in &mut trees {
+        handles = t.insert_many(descs.clone()).expect("valid");
+    }
+    let mut brute = BruteForce::<V, u32>::new();
+    brute.insert_many(descs.clone()).expect("valid");
+    let mut total = 0;
+    for frame in 0..3 {
+        let mut one = Vec::new();
+        trees[0].end_frame();
+        trees[0].reset_counters();
+        trees[0].pairs(&mut one);
+        let counters = trees[0].counters();
+        if frame == 0 {
+            let value = |p: &Pair, t: &dyn Fn(Handle) -> u32| {
+                let (a, b) = (t(p.a), t(p.b));
+                (a.min(b), a.max(b))
+            };
+            let mut have: Vec<_> = one
+                .iter()
+                .map(|p| value(p, &|h| trees[0].get(h).unwrap().value))
+                .collect();
+            let mut want = Vec::new();
+            brute.pairs(&mut want);
+            let mut want: Vec<_> = want
+                .iter()
+                .map(|p| value(p, &|h| brute.get(h).unwrap().value))
+                .collect();
+            have.sort_unstable();
+            want.sort_unstable();
+            assert_eq!(
+                have, want,
+                "{}: the tree's pairs differ from the brute force's",
+                c.name
+            );
+        }
+        for (k, pool) in pools.iter().enumerate() {
+            let t = &mut trees[k + 1];
+            let mut many = Vec::new();
+            if frame % 2 == 0 {
+                // The grid built by the parallel search.
+                t.end_frame();
+                t.reset_counters();
+                pool.install(|| t.par_pairs(&mut many));
+            } else {
+                // The grid built by the build step on the threads.
+                pool.install(|| t.flush());
+                t.reset_counters();
+                pool.install(|| t.par_pairs(&mut many));
+            }
+            assert_eq!(
+                one,
+                many,
+                "{}: frame {frame}: {} threads gave other pairs or another order",
+                c.name,
+                pool.current_num_threads()
+            );
+            assert_eq!(
+                t.counters(),
+                counters,
+                "{}: frame {frame}: counters differ on {} threads",
+                c.name,
+                pool.current_num_threads()
+            );
+            t.validate()
+                .expect("invariants hold, the threaded grid included");
+        }
+        total += one.len();
+        // A few objects leave (room in the lists), the rest move in one
+        // batch, on each pool.
+        let gone: Vec<usize> = (0..50).map(|_| r.random_range(0..handles.len())).collect();
+        let moves: Vec<(Handle, Shape<V>)> = handles
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !gone.contains(i))
+            .map(|(_, &h)| (h, shape::<V>(&c, &mut r, &[])))
+            .collect();
+        for (k, t) in trees.iter_mut().enumerate() {
+            for &i in &gone {
+                let _ = t.remove(handles[i]);
+            }
+            if k == 0 {
+                t.update_many(&moves).expect("valid moves");
+            } else {
+                pools[k - 1]
+                    .install(|| t.update_many(&moves))
+                    .expect("valid moves");
+            }
+            t.validate().expect("invariants hold");
+        }
+        handles.retain(|&h| trees[0].get(h).is_ok());
+    }
+    assert!(total > 10_000, "too few pairs ({total}) to prove anything");
+}
+
+#[test]
+fn large_scenes_give_the_same_pairs_on_any_pool() {
+    large(Octree::<u32>::new);
+    large(LooseOctree::<u32>::new);
+    large(Bsp3::<u32>::new);
+    large(Quadtree::<u32>::new);
+    large(LooseQuadtree::<u32>::new);
+    large(Bsp2::<u32>::new);
+}

@@ -117,16 +117,42 @@ impl<V: Vector> Frustum<V> {
             .all(|p| p.signed_distance(p.negative_vertex(b)) >= 0.0)
     }
 
+    /// `Outside` when the box lies wholly outside one plane, `Inside` when
+    /// it lies wholly inside every plane, else `Partial`: the answers of
+    /// [`Frustum::intersects_aabb`] and [`Frustum::contains_aabb`], in one
+    /// pass over the planes.
+    #[inline]
+    pub(crate) fn classify_aabb(&self, b: &Aabb<V>) -> crate::Overlap {
+        let mut inside = true;
+        for p in &self.planes {
+            if p.signed_distance(p.positive_vertex(b)) < 0.0 {
+                return crate::Overlap::Outside;
+            }
+            inside &= p.signed_distance(p.negative_vertex(b)) >= 0.0;
+        }
+        if inside {
+            crate::Overlap::Inside
+        } else {
+            crate::Overlap::Partial
+        }
+    }
+
     /// False when the sphere lies wholly outside one plane.
     #[inline]
     pub fn intersects_sphere(&self, s: &Sphere<V>) -> bool {
         // The box test too: `signed_distance + radius` can round a tiny
         // gap away, and the structures, which test bounding boxes first,
         // would not report the sphere (found by fuzzing).
+        self.sphere_centre_within(s) && self.intersects_aabb(&s.aabb())
+    }
+
+    /// The plane part of [`Frustum::intersects_sphere`]: the centre within
+    /// the radius of every plane's inside.
+    #[inline]
+    pub(crate) fn sphere_centre_within(&self, s: &Sphere<V>) -> bool {
         self.planes
             .iter()
             .all(|p| p.signed_distance(s.center) >= -s.radius)
-            && self.intersects_aabb(&s.aabb())
     }
 
     /// True when the point is inside every plane.

@@ -129,15 +129,27 @@ impl<V: Vector> Region<V> for Sphere<V> {
 }
 
 impl<V: Vector> Region<V> for Frustum<V> {
+    /// [`Frustum::intersects_aabb`] and [`Frustum::contains_aabb`] in one
+    /// pass over the planes.
     #[inline]
     fn classify(&self, b: &Aabb<V>) -> Overlap {
-        Overlap::of(self.intersects_aabb(b), || self.contains_aabb(b))
+        self.classify_aabb(b)
     }
     #[inline]
     fn matches(&self, shape: &Shape<V>) -> bool {
         match shape {
             Shape::Sphere(s) => self.intersects_sphere(s),
             Shape::Box(b) => self.intersects_aabb(b),
+        }
+    }
+    /// The box test of [`Frustum::intersects_sphere`] (on the sphere's
+    /// box) is the one already passed: a box then meets the frustum, a
+    /// sphere does when its centre is within its radius of every plane.
+    #[inline]
+    fn matches_meeting_box(&self, shape: &Shape<V>) -> bool {
+        match shape {
+            Shape::Sphere(s) => self.sphere_centre_within(s),
+            Shape::Box(_) => true,
         }
     }
 }

@@ -148,6 +148,199 @@ impl Work {
     }
 }
 
+/// Objects from which [`Grid::build_par`] cuts the build into pieces for
+/// the threads (built for fuzzing, from a few, so the fuzzer checks it).
+#[cfg(all(feature = "rayon", not(fuzzing)))]
+const PAR_BUILD: usize = 16_384;
+#[cfg(all(feature = "rayon", fuzzing))]
+const PAR_BUILD: usize = 64;
+
+/// `f` of every part, in order: on rayon's threads where there are
+/// several parts and the feature is on.
+fn map_parts<P: Send, R: Send>(parts: Vec<P>, f: impl Fn(P) -> R + Sync + Send) -> Vec<R> {
+    #[cfg(feature = "rayon")]
+    if parts.len() > 1 {
+        use rayon::prelude::*;
+        return parts.into_par_iter().map(f).collect();
+    }
+    parts.into_iter().map(f).collect()
+}
+
+/// [`map_parts`] without results.
+fn for_parts<P: Send>(parts: Vec<P>, f: impl Fn(P) + Sync + Send) {
+    map_parts(parts, f);
+}
+
+/// `s` cut at the ascending positions `at`.
+fn split_at_all<'a, X>(mut s: &'a mut [X], at: &[usize]) -> Vec<&'a mut [X]> {
+    let mut out = Vec::with_capacity(at.len() + 1);
+    let mut done = 0;
+    for &p in at {
+        let (a, b) = core::mem::take(&mut s).split_at_mut(p - done);
+        out.push(a);
+        s = b;
+        done = p;
+    }
+    out.push(s);
+    out
+}
+
+/// One coordinate's array cut at `at` for the pieces of a scatter: empty
+/// pieces for an axis the grid does not have (`live` false).
+fn split_axis<'a>(v: &'a mut [f32], live: bool, at: &[usize]) -> std::vec::IntoIter<&'a mut [f32]> {
+    if live {
+        split_at_all(v, at)
+    } else {
+        (0..=at.len()).map(|_| Default::default()).collect()
+    }
+    .into_iter()
+}
+
+/// The first pass of a build over some objects: the box around them,
+/// their number and their sizes by binary exponent.
+struct Survey {
+    lo: [f32; 3],
+    hi: [f32; 3],
+    by_exp: [u32; 256],
+    n: usize,
+}
+
+impl Survey {
+    const EMPTY: Self = Self {
+        lo: [f32::INFINITY; 3],
+        hi: [f32::NEG_INFINITY; 3],
+        by_exp: [0; 256],
+        n: 0,
+    };
+
+    fn of<V: Vector>(items: &[Item<V>]) -> Self {
+        let mut lo = V::splat(f32::INFINITY);
+        let mut hi = V::splat(f32::NEG_INFINITY);
+        let mut by_exp = [0u32; 256];
+        let mut n = 0usize;
+        for it in items {
+            if it.slot == NONE {
+                continue;
+            }
+            n += 1;
+            lo = lo.min(it.aabb.min);
+            hi = hi.max(it.aabb.max);
+            let size = (it.aabb.max - it.aabb.min).max_element();
+            by_exp[(size.to_bits() >> 23) as usize & 0xFF] += 1;
+        }
+        let mut s = Self::EMPTY;
+        for a in 0..V::DIM {
+            s.lo[a] = lo.get(a);
+            s.hi[a] = hi.get(a);
+        }
+        s.by_exp = by_exp;
+        s.n = n;
+        s
+    }
+
+    fn merged(mut self, o: Self) -> Self {
+        for a in 0..3 {
+            self.lo[a] = self.lo[a].min(o.lo[a]);
+            self.hi[a] = self.hi[a].max(o.hi[a]);
+        }
+        for (m, v) in self.by_exp.iter_mut().zip(o.by_exp) {
+            *m += v;
+        }
+        self.n += o.n;
+        self
+    }
+}
+
+/// The cell of an object: its level (the first whose cells are at least
+/// its size) and the cell of its centre there.
+struct Keyer<'a> {
+    levels: &'a [Level],
+    origin: [f32; 3],
+    /// `1 / c0`.
+    inv0: f32,
+}
+
+impl Keyer<'_> {
+    /// The keys of `items` into `keys` (`NONE` for room); per level, how
+    /// far its objects stick out of their cells and how many there are.
+    fn keys<V: Vector>(&self, items: &[Item<V>], keys: &mut [u32]) -> Vec<(f32, u32)> {
+        let d = V::DIM;
+        let top = self.levels.len() - 1;
+        let mut stats = vec![(f32::NEG_INFINITY, 0u32); self.levels.len()];
+        for (it, slot_key) in items.iter().zip(keys) {
+            if it.slot == NONE {
+                continue;
+            }
+            let size = (it.aabb.max - it.aabb.min).max_element() * self.inv0;
+            // The first level whose cells are at least the object's size.
+            let mut l = if size <= 1.0 {
+                0
+            } else {
+                let e = ((size.to_bits() >> 23) as i32 - 127) as usize;
+                e + usize::from(size > f32::from_bits(((e as u32) + 127) << 23))
+            };
+            l = l.min(top);
+            let lv = &self.levels[l];
+            let mut key = 0u64;
+            let mut stride = 1u64;
+            let mut out = f32::NEG_INFINITY;
+            for a in 0..d {
+                let u0 = (it.aabb.min.get(a) - self.origin[a]) * lv.inv;
+                let u1 = (it.aabb.max.get(a) - self.origin[a]) * lv.inv;
+                let k = floor(((u0 + u1) * 0.5).max(0.0).min((lv.dims[a] - 1) as f32));
+                let kf = k as f32;
+                out = out.max(kf - u0).max(u1 - (kf + 1.0));
+                key += u64::from(k) * stride;
+                stride *= u64::from(lv.dims[a]);
+            }
+            let st = &mut stats[l];
+            st.0 = st.0.max(out);
+            st.1 += 1;
+            *slot_key = (u64::from(lv.base) + key) as u32;
+        }
+        stats
+    }
+}
+
+/// A range of cells of a build's scatter, with the positions they take
+/// in the grid's arrays.
+struct Piece<'a> {
+    first_cell: u32,
+    first_pos: u32,
+    /// The range's `cell_start` entries (each cell's end, counted down to
+    /// its start).
+    cell_end: &'a mut [u32],
+    lo: [&'a mut [f32]; 3],
+    hi: [&'a mut [f32]; 3],
+    slot: &'a mut [u32],
+    is_static: &'a mut [bool],
+    key: &'a mut [u32],
+}
+
+impl Piece<'_> {
+    /// Writes the objects of the piece's cells at their positions, every
+    /// object read in the same (backward) order.
+    fn scatter<V: Vector>(&mut self, items: &[Item<V>], keys: &[u32]) {
+        for (it, &k) in items.iter().zip(keys).rev() {
+            let Some(end) = self
+                .cell_end
+                .get_mut(k.wrapping_sub(self.first_cell) as usize)
+            else {
+                continue;
+            };
+            *end -= 1;
+            let p = (*end - self.first_pos) as usize;
+            for a in 0..V::DIM {
+                self.lo[a][p] = it.aabb.min.get(a);
+                self.hi[a][p] = it.aabb.max.get(a);
+            }
+            self.slot[p] = it.slot;
+            self.is_static[p] = it.is_static;
+            self.key[p] = k;
+        }
+    }
+}
+
 impl Grid {
     /// Bytes held.
     pub fn memory(&self) -> usize {
@@ -175,31 +368,44 @@ impl Grid {
     }
 
     /// Sorts the objects of `items` (entries whose slot is `NONE` are
-    /// room, skipped) into the grid. Leaves it unbuilt (see
-    /// [`Grid::is_built`]) when it would be too crowded to pay (module
-    /// docs): the caller searches its tree.
+    /// room, skipped) into the grid, on this thread. Leaves it unbuilt
+    /// (see [`Grid::is_built`]) when it would be too crowded to pay
+    /// (module docs): the caller searches its tree.
     pub fn build<V: Vector>(&mut self, items: &[Item<V>]) {
-        self.ok = self.fill(items);
+        self.ok = self.fill(items, 1);
     }
 
-    fn fill<V: Vector>(&mut self, items: &[Item<V>]) -> bool {
+    /// [`Grid::build`] on rayon's threads where the feature is on (from
+    /// `PAR_BUILD` objects): the same grid, position for position, on
+    /// any number of threads. The build step (`flush`) and the parallel
+    /// pair search build with it.
+    pub fn build_par<V: Vector>(&mut self, items: &[Item<V>]) {
+        #[cfg(feature = "rayon")]
+        let parts = if items.len() >= PAR_BUILD {
+            rayon::current_num_threads().clamp(1, 64)
+        } else {
+            1
+        };
+        #[cfg(not(feature = "rayon"))]
+        let parts = 1;
+        self.ok = self.fill(items, parts);
+    }
+
+    /// The build, its passes cut into `parts` pieces (run on rayon's
+    /// threads where there are several). Every pass gives the same result
+    /// however it is cut: sums and maxima are exact, and the sort's
+    /// scatter is cut by destination (each piece writes the cells of its
+    /// own range, reading every object in the same order), so the order
+    /// within a cell is the one-thread order.
+    fn fill<V: Vector>(&mut self, items: &[Item<V>], parts: usize) -> bool {
         let d = V::DIM;
+        let chunk = items.len().div_ceil(parts).max(1);
         // The box around every object, how many there are, and their sizes
         // by binary exponent.
-        let mut lo = V::splat(f32::INFINITY);
-        let mut hi = V::splat(f32::NEG_INFINITY);
-        let mut by_exp = [0u32; 256];
-        let mut n = 0usize;
-        for it in items {
-            if it.slot == NONE {
-                continue;
-            }
-            n += 1;
-            lo = lo.min(it.aabb.min);
-            hi = hi.max(it.aabb.max);
-            let size = (it.aabb.max - it.aabb.min).max_element();
-            by_exp[(size.to_bits() >> 23) as usize & 0xFF] += 1;
-        }
+        let all = map_parts(items.chunks(chunk).collect(), Survey::of)
+            .into_iter()
+            .fold(Survey::EMPTY, Survey::merged);
+        let (lo, hi, n) = (all.lo, all.hi, all.n);
         self.n = n;
         self.used.clear();
         if n == 0 {
@@ -211,20 +417,15 @@ impl Grid {
         let want = (n as u32).div_ceil(10).max(1);
         let mut e90 = 0usize;
         for e in (0..256).rev() {
-            seen += by_exp[e];
+            seen += all.by_exp[e];
             if seen >= want {
                 e90 = e;
                 break;
             }
         }
         let mut c0 = 2f64.powi(e90 as i32 - 126);
-        let extent: [f64; 3] = core::array::from_fn(|a| {
-            if a < d {
-                f64::from(hi.get(a) - lo.get(a))
-            } else {
-                0.0
-            }
-        });
+        let extent: [f64; 3] =
+            core::array::from_fn(|a| if a < d { f64::from(hi[a] - lo[a]) } else { 0.0 });
         let cap = (4 * n + 1024).min(1 << 30) as f64;
         let cells_at = |c: f64| -> f64 {
             (0..d)
@@ -257,48 +458,50 @@ impl Grid {
             }
             c *= 2.0;
         }
-        let top = self.levels.len() - 1;
         let cells = base as usize;
-        let origin: [f32; 3] = core::array::from_fn(|a| if a < d { lo.get(a) } else { 0.0 });
-        self.origin = origin;
+        self.origin = core::array::from_fn(|a| if a < d { lo[a] } else { 0.0 });
+        // Keys (`NONE` for room), and per level how many objects and how
+        // far they stick out of their cells.
+        self.src_key.clear();
+        self.src_key.resize(items.len(), NONE);
+        let keyer = Keyer {
+            levels: &self.levels,
+            origin: self.origin,
+            inv0: (1.0 / c0) as f32,
+        };
+        let stats = map_parts(
+            items
+                .chunks(chunk)
+                .zip(self.src_key.chunks_mut(chunk))
+                .collect(),
+            |(its, keys)| keyer.keys(its, keys),
+        );
+        for st in stats {
+            for (lv, (ext, count)) in self.levels.iter_mut().zip(st) {
+                lv.ext = lv.ext.max(ext);
+                lv.count += count;
+            }
+        }
+        // Objects per cell, each piece counting the cells of its range.
         self.cell_start.clear();
         self.cell_start.resize(cells + 1, 0);
-        self.src_key.clear();
-        self.src_key.reserve(n);
-        let inv0 = (1.0 / c0) as f32;
-        // Keys, counts and how far objects stick out of their cells.
-        for it in items {
-            if it.slot == NONE {
-                continue;
-            }
-            let size = (it.aabb.max - it.aabb.min).max_element() * inv0;
-            // The first level whose cells are at least the object's size.
-            let mut l = if size <= 1.0 {
-                0
-            } else {
-                let e = ((size.to_bits() >> 23) as i32 - 127) as usize;
-                e + usize::from(size > f32::from_bits(((e as u32) + 127) << 23))
-            };
-            l = l.min(top);
-            let lv = &mut self.levels[l];
-            let mut key = 0u64;
-            let mut stride = 1u64;
-            let mut out = f32::NEG_INFINITY;
-            for a in 0..d {
-                let u0 = (it.aabb.min.get(a) - origin[a]) * lv.inv;
-                let u1 = (it.aabb.max.get(a) - origin[a]) * lv.inv;
-                let k = floor(((u0 + u1) * 0.5).max(0.0).min((lv.dims[a] - 1) as f32));
-                let kf = k as f32;
-                out = out.max(kf - u0).max(u1 - (kf + 1.0));
-                key += u64::from(k) * stride;
-                stride *= u64::from(lv.dims[a]);
-            }
-            lv.ext = lv.ext.max(out);
-            lv.count += 1;
-            let key = (u64::from(lv.base) + key) as u32;
-            self.src_key.push(key);
-            self.cell_start[key as usize] += 1;
-        }
+        let cell_chunk = cells.div_ceil(parts).max(1);
+        let src_key = &self.src_key;
+        for_parts(
+            self.cell_start[..cells]
+                .chunks_mut(cell_chunk)
+                .enumerate()
+                .collect(),
+            |(pi, counts)| {
+                let first = (pi * cell_chunk) as u32;
+                for &k in src_key {
+                    // Room (`NONE`) and other ranges' cells fall outside.
+                    if let Some(c) = counts.get_mut(k.wrapping_sub(first) as usize) {
+                        *c += 1;
+                    }
+                }
+            },
+        );
         // How crowded: per level, the mean number of objects in an
         // object's cell; every object of that level or a finer one meets
         // about 3^D cells' worth (a rough count, to catch the hopeless).
@@ -308,13 +511,15 @@ impl Grid {
             if lv.count == 0 {
                 continue;
             }
-            let range = lv.base as usize..(u64::from(lv.base) + lv.cells()) as usize;
-            let sq: f64 = self.cell_start[range]
-                .iter()
-                .map(|&k| f64::from(k) * f64::from(k))
-                .sum();
+            let range =
+                &self.cell_start[lv.base as usize..(u64::from(lv.base) + lv.cells()) as usize];
+            let sq: u64 = map_parts(range.chunks(cell_chunk).collect(), |c| {
+                c.iter().map(|&k| u64::from(k) * u64::from(k)).sum::<u64>()
+            })
+            .into_iter()
+            .sum();
             finer += f64::from(lv.count);
-            expected += finer * (sq / f64::from(lv.count));
+            expected += finer * (sq as f64 / f64::from(lv.count));
         }
         if expected > MAX_TESTS_PER_OBJECT * n as f64 + 4096.0 {
             return false;
@@ -329,13 +534,29 @@ impl Grid {
                 self.used.push(l as u32);
             }
         }
-        // Prefix sums, then a backward scatter (stable): cell_start[k]
-        // ends as the start of cell k.
+        // Prefix sums (each piece's total first, then each piece from its
+        // offset): cell_start[k] becomes the end of cell k.
+        let totals = map_parts(self.cell_start[..cells].chunks(cell_chunk).collect(), |c| {
+            c.iter().sum::<u32>()
+        });
+        let mut offsets = Vec::with_capacity(totals.len());
         let mut sum = 0u32;
-        for v in self.cell_start.iter_mut() {
-            sum += *v;
-            *v = sum;
+        for t in totals {
+            offsets.push(sum);
+            sum += t;
         }
+        for_parts(
+            self.cell_start[..cells]
+                .chunks_mut(cell_chunk)
+                .zip(offsets)
+                .collect(),
+            |(c, mut sum)| {
+                for v in c {
+                    sum += *v;
+                    *v = sum;
+                }
+            },
+        );
         for a in 0..3 {
             let (l, h) = (&mut self.lo[a], &mut self.hi[a]);
             l.clear();
@@ -351,26 +572,71 @@ impl Grid {
         self.is_static.resize(n, false);
         self.key.clear();
         self.key.resize(n, 0);
-        let mut j = n;
-        for it in items.iter().rev() {
-            if it.slot == NONE {
-                continue;
-            }
-            j -= 1;
-            let k = self.src_key[j];
-            let p = self.cell_start[k as usize] - 1;
-            self.cell_start[k as usize] = p;
-            let p = p as usize;
-            for a in 0..d {
-                self.lo[a][p] = it.aabb.min.get(a);
-                self.hi[a][p] = it.aabb.max.get(a);
-            }
-            self.slot[p] = it.slot;
-            self.is_static[p] = it.is_static;
-            self.key[p] = k;
+        // The scatter, backward (stable: cell_start[k] ends as the start
+        // of cell k), cut by destination: pieces of about equal numbers of
+        // objects, each a range of cells and so of positions.
+        let mut cut_cells = vec![0usize];
+        for i in 1..parts {
+            let target = (n * i / parts) as u32;
+            let k = self.cell_start[..cells].partition_point(|&c| c < target);
+            let k = (k + 1).min(cells).max(cut_cells[i - 1]);
+            cut_cells.push(k);
         }
+        let before = |k: usize| {
+            if k == 0 {
+                0
+            } else {
+                self.cell_start[k - 1] as usize
+            }
+        };
+        let cut_pos: Vec<usize> = cut_cells.iter().map(|&k| before(k)).collect();
+        let src_key = core::mem::take(&mut self.src_key);
+        let pieces = self.scatter_pieces(d, &cut_cells, &cut_pos, cells);
+        for_parts(pieces, |mut piece| piece.scatter(items, &src_key));
+        self.src_key = src_key;
         self.cell_start[cells] = n as u32;
         true
+    }
+
+    /// The grid's arrays cut at the given cells and positions (the first
+    /// of each is 0), for [`Piece::scatter`].
+    fn scatter_pieces(
+        &mut self,
+        d: usize,
+        cut_cells: &[usize],
+        cut_pos: &[usize],
+        cells: usize,
+    ) -> Vec<Piece<'_>> {
+        let parts = cut_cells.len();
+        let mut cs = split_at_all(&mut self.cell_start[..cells], &cut_cells[1..]).into_iter();
+        let [lo0, lo1, lo2] = &mut self.lo;
+        let [hi0, hi1, hi2] = &mut self.hi;
+        let at = &cut_pos[1..];
+        let mut lo = [
+            split_axis(lo0, 0 < d, at),
+            split_axis(lo1, 1 < d, at),
+            split_axis(lo2, 2 < d, at),
+        ];
+        let mut hi = [
+            split_axis(hi0, 0 < d, at),
+            split_axis(hi1, 1 < d, at),
+            split_axis(hi2, 2 < d, at),
+        ];
+        let mut slot = split_at_all(&mut self.slot, &cut_pos[1..]).into_iter();
+        let mut st = split_at_all(&mut self.is_static, &cut_pos[1..]).into_iter();
+        let mut key = split_at_all(&mut self.key, &cut_pos[1..]).into_iter();
+        (0..parts)
+            .map(|i| Piece {
+                first_cell: cut_cells[i] as u32,
+                first_pos: cut_pos[i] as u32,
+                cell_end: cs.next().expect("a piece per part"),
+                lo: core::array::from_fn(|a| lo[a].next().expect("a piece per part")),
+                hi: core::array::from_fn(|a| hi[a].next().expect("a piece per part")),
+                slot: slot.next().expect("a piece per part"),
+                is_static: st.next().expect("a piece per part"),
+                key: key.next().expect("a piece per part"),
+            })
+            .collect()
     }
 
     /// Cuts the search into about `parts` tasks of consecutive positions

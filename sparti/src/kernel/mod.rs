@@ -277,6 +277,8 @@ pub(crate) struct Core<V: Vector, T, N> {
     pub grid_for_queries: bool,
     /// The grid search's buffers, lent to each search.
     pub grid_work: Spare<grid::Work>,
+    /// The tables of `update_many`, kept between batches.
+    pub batch: Batch<V>,
 }
 
 impl<V: Vector, T, N: TreeNode<V>> Default for Core<V, T, N> {
@@ -297,6 +299,7 @@ impl<V: Vector, T, N: TreeNode<V>> Default for Core<V, T, N> {
             grid: Cached::default(),
             grid_for_queries: false,
             grid_work: Spare::default(),
+            batch: Batch::default(),
         }
     }
 }
@@ -331,7 +334,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     pub fn settle(&mut self) {
         let (nodes, lists, root) = (&self.nodes, &self.lists, self.root);
         self.sub.settle(|s| s.refresh(nodes, lists, root));
-        self.grid.settle(|g| g.build(&lists.items));
+        self.grid.settle(|g| g.build_par(&lists.items));
         self.grid_for_queries = true;
     }
 
@@ -451,6 +454,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
             + self.lists.memory()
             + self.grid.with_current(grid::Grid::memory)
             + self.grid_work.with(|w| w.map_or(0, grid::Work::memory))
+            + self.batch.memory()
     }
 }
 
@@ -758,7 +762,7 @@ where
     {
         let core = s.core();
         if core.root != NONE {
-            let g = core.grid.get(|g| g.build(&core.lists.items));
+            let g = core.grid.get(|g| g.build_par(&core.lists.items));
             if g.is_built() {
                 let mut work = core.grid_work.take();
                 g.plan(rayon::current_num_threads() * 8, &mut work);
@@ -929,11 +933,60 @@ const PAR_MOVES: usize = 4096;
 #[cfg(all(feature = "rayon", fuzzing))]
 const PAR_MOVES: usize = 2;
 
+/// The tables of [`update_many`], kept between batches so that a frame's
+/// batch allocates nothing once warm (counted in the structure's memory).
+pub(crate) struct Batch<V: Vector> {
+    /// Each move's slot and box, once checked.
+    checked: Vec<(u32, Aabb<V>)>,
+    /// Per move, the node keeping it and its entry in the lists, or
+    /// `NONE` (phase 1).
+    #[cfg(feature = "rayon")]
+    keep: Vec<(u32, u32)>,
+    /// Per slot, the move of it, or `NONE`, or [`TWICE`].
+    #[cfg(feature = "rayon")]
+    by_slot: Vec<u32>,
+    /// Per list entry, the move written there in phase 2, or `NONE`.
+    #[cfg(feature = "rayon")]
+    by_entry: Vec<u32>,
+    /// The moves left to phase 3.
+    #[cfg(feature = "rayon")]
+    rest: Vec<u32>,
+}
+
+impl<V: Vector> Default for Batch<V> {
+    fn default() -> Self {
+        Self {
+            checked: Vec::new(),
+            #[cfg(feature = "rayon")]
+            keep: Vec::new(),
+            #[cfg(feature = "rayon")]
+            by_slot: Vec::new(),
+            #[cfg(feature = "rayon")]
+            by_entry: Vec::new(),
+            #[cfg(feature = "rayon")]
+            rest: Vec::new(),
+        }
+    }
+}
+
+impl<V: Vector> Batch<V> {
+    /// Bytes held.
+    pub fn memory(&self) -> usize {
+        let m = self.checked.capacity() * size_of::<(u32, Aabb<V>)>();
+        #[cfg(feature = "rayon")]
+        let m = m
+            + self.keep.capacity() * 8
+            + (self.by_slot.capacity() + self.by_entry.capacity() + self.rest.capacity()) * 4;
+        m
+    }
+}
+
 /// [`SpatialIndex::update_many`](crate::SpatialIndex::update_many): every
 /// move checked first (handle, shape, coordinate limits, the `Reject`
 /// policy) and its box computed, on rayon's threads with the feature; then
 /// the moves applied: in order, or for a large batch with the feature, in
-/// the phases of [`apply_in_phases`].
+/// the phases of [`apply_in_phases`]. The tables live in the structure
+/// between batches ([`Batch`]).
 ///
 /// # Errors
 /// The first bad move's error; nothing is changed then.
@@ -941,7 +994,19 @@ pub(crate) fn update_many<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
     s: &mut S,
     moves: &[(Handle, Shape<V>)],
 ) -> Result<(), Error> {
-    let checked = {
+    let mut batch = core::mem::take(&mut s.core_mut().batch);
+    let r = check_and_apply(s, moves, &mut batch);
+    s.core_mut().batch = batch;
+    r
+}
+
+/// [`update_many`] with its tables.
+fn check_and_apply<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
+    s: &mut S,
+    moves: &[(Handle, Shape<V>)],
+    batch: &mut Batch<V>,
+) -> Result<(), Error> {
+    {
         let s = &*s;
         let check = |(h, shape): &(Handle, Shape<V>)| -> Result<(u32, Aabb<V>), Error> {
             let slot = s.core().store.resolve(*h)?;
@@ -949,26 +1014,33 @@ pub(crate) fn update_many<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
             s.check_move(&aabb)?;
             Ok((slot, aabb))
         };
+        batch.checked.clear();
         #[cfg(feature = "rayon")]
-        let checked: Vec<(u32, Aabb<V>)> = if moves.len() >= PAR_MOVES {
+        if moves.len() >= PAR_MOVES {
             use rayon::prelude::*;
-            // Every result kept, then read in order: rayon's collect into
-            // a `Result` gives some error, not the first move's (found by
-            // fuzzing).
-            let results: Vec<Result<(u32, Aabb<V>), Error>> = moves.par_iter().map(check).collect();
-            results.into_iter().collect::<Result<_, _>>()?
-        } else {
-            moves.iter().map(check).collect::<Result<_, _>>()?
-        };
-        #[cfg(not(feature = "rayon"))]
-        let checked: Vec<(u32, Aabb<V>)> = moves.iter().map(check).collect::<Result<_, _>>()?;
-        checked
-    };
+            // A refused move leaves `NONE`: then the loop below checks the
+            // moves again in order and stops at the first refused one, with
+            // its error (rayon's collect into a `Result` would give some
+            // error, not the first move's: found by fuzzing).
+            moves
+                .par_iter()
+                .map(|m| check(m).unwrap_or((NONE, Aabb::empty())))
+                .collect_into_vec(&mut batch.checked);
+            if batch.checked.iter().any(|c| c.0 == NONE) {
+                batch.checked.clear();
+            }
+        }
+        if batch.checked.len() < moves.len() {
+            for m in moves {
+                batch.checked.push(check(m)?);
+            }
+        }
+    }
     #[cfg(feature = "rayon")]
     if moves.len() >= PAR_MOVES && moves.len() < TWICE as usize {
-        return apply_in_phases(s, moves, &checked);
+        return apply_in_phases(s, moves, batch);
     }
-    apply_in_order(s, moves, &checked, 0..moves.len())
+    apply_in_order(s, moves, &batch.checked, 0..moves.len())
 }
 
 /// Applies the checked moves `which` (indices into `moves`), in order.
@@ -1004,7 +1076,8 @@ const TWICE: u32 = NONE - 1;
 
 /// A large batch on rayon's threads, in three phases:
 /// 1. on the threads, which moves only change a box (the object's node
-///    keeps it: [`Family::keeps`]); read-only;
+///    keeps it: [`Family::keeps`]), and where their list entries are;
+///    read-only;
 /// 2. those moves written on the threads: each thread writes the store's
 ///    slots and the lists' entries of its own range, found through tables
 ///    by slot and by entry (an object moved twice in the batch is left to
@@ -1021,48 +1094,67 @@ const TWICE: u32 = NONE - 1;
 fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
     s: &mut S,
     moves: &[(Handle, Shape<V>)],
-    checked: &[(u32, Aabb<V>)],
+    batch: &mut Batch<V>,
 ) -> Result<(), Error> {
     use rayon::prelude::*;
-    let keep: Vec<Option<(u32, u32)>> = {
+    let checked = &batch.checked;
+    {
         let s = &*s;
         checked
             .par_iter()
             .map(|&(slot, aabb)| {
                 let place = s.core().store.slot(slot);
-                (place.node != NONE && s.keeps(place.node, &aabb))
-                    .then_some((place.node, place.pos))
+                if place.node != NONE && s.keeps(place.node, &aabb) {
+                    let start = s.core().nodes[place.node as usize].block().start;
+                    (place.node, start + place.pos)
+                } else {
+                    (NONE, NONE)
+                }
             })
-            .collect()
-    };
+            .collect_into_vec(&mut batch.keep);
+    }
+    let keep = &batch.keep;
     let core = s.core_mut();
-    let mut by_slot = vec![NONE; core.store.capacity()];
+    let by_slot = &mut batch.by_slot;
+    by_slot.clear();
+    by_slot.resize(core.store.capacity(), NONE);
     for (i, &(slot, _)) in checked.iter().enumerate() {
         let e = &mut by_slot[slot as usize];
         *e = if *e == NONE { i as u32 } else { TWICE };
     }
-    let in_place = |i: usize| keep[i].is_some() && by_slot[checked[i].0 as usize] == i as u32;
-    let mut by_entry = vec![NONE; core.lists.items.len()];
-    let mut rest = Vec::new();
+    let by_entry = &mut batch.by_entry;
+    by_entry.clear();
+    by_entry.resize(core.lists.items.len(), NONE);
+    batch.rest.clear();
     let mut count = 0u64;
-    for (i, k) in keep.iter().enumerate() {
-        match k {
-            Some((n, pos)) if in_place(i) => {
-                by_entry[core.nodes[*n as usize].block().start as usize + *pos as usize] = i as u32;
-                core.mark_node(*n);
-                count += 1;
-            }
-            _ => rest.push(i),
+    for (i, &(n, entry)) in keep.iter().enumerate() {
+        if n != NONE && by_slot[checked[i].0 as usize] == i as u32 {
+            by_entry[entry as usize] = i as u32;
+            count += 1;
+        } else {
+            batch.rest.push(i as u32);
         }
     }
-    let by_slot = &by_slot;
+    // The nodes whose boxes changed, for the query boxes: one by one for
+    // a few, all at once when they are many (the next refresh then
+    // recomputes every node, in one pass).
+    if count > 0 && count as usize >= core.nodes.len() / 4 {
+        core.mark_stale();
+    } else {
+        for (i, &(n, _)) in keep.iter().enumerate() {
+            if n != NONE && by_slot[checked[i].0 as usize] == i as u32 {
+                core.mark_node(n);
+            }
+        }
+    }
+    let by_slot = &*by_slot;
     core.store
         .slots_mut()
         .par_iter_mut()
         .zip(by_slot.par_iter())
         .for_each(|(place, &i)| {
             let i = i as usize;
-            if i < checked.len() && keep[i].is_some() {
+            if i < checked.len() && keep[i].0 != NONE {
                 let o = place.obj.as_mut().expect("a moved slot holds an object");
                 o.shape = moves[i].1;
                 o.aabb = checked[i].1;
@@ -1078,7 +1170,12 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
             }
         });
     s.note_in_place(count);
-    apply_in_order(s, moves, checked, rest.into_iter())
+    apply_in_order(
+        s,
+        moves,
+        &batch.checked,
+        batch.rest.iter().map(|&i| i as usize),
+    )
 }
 
 /// The one implementation of [`SpatialIndex`](crate::SpatialIndex) for every tree family:
