@@ -111,8 +111,7 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         &self.slots[i as usize]
     }
 
-    /// Every slot, for writes spread over threads.
-    #[cfg(feature = "rayon")]
+    /// Every slot, for batch writes (spread over threads with `rayon`).
     pub fn slots_mut(&mut self) -> &mut [Slot<Object<V, T>>] {
         &mut self.slots
     }

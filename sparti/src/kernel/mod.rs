@@ -687,11 +687,9 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     /// True when node `n` keeps an object whose box becomes `aabb` by the
     /// family's placement rule, so that a move changes only the box (the
     /// fast path of `update_boxed`, which batches apply on many threads).
-    #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
     fn keeps(&self, n: u32, aabb: &Aabb<V>) -> bool;
 
     /// A batch applied `count` moves in place (for the family's counters).
-    #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
     fn note_in_place(&mut self, _count: u64) {}
 
     /// The family's placement rule for an object filed in node `n` (its
@@ -925,13 +923,43 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
     r
 }
 
-/// Moves from which [`update_many`] checks on rayon's threads (and
-/// applies in phases). Built for fuzzing, any batch of two or more takes
-/// that path, so the fuzzer checks it on small batches.
-#[cfg(all(feature = "rayon", not(fuzzing)))]
+/// Moves from which [`update_many`] checks on rayon's threads (with the
+/// feature) and applies in phases (on one thread without it). Built for
+/// fuzzing, any batch of two or more takes that path, so the fuzzer checks
+/// it on small batches.
+#[cfg(not(fuzzing))]
 const PAR_MOVES: usize = 4096;
-#[cfg(all(feature = "rayon", fuzzing))]
+#[cfg(fuzzing)]
 const PAR_MOVES: usize = 2;
+
+/// `f` of every element of `src`, into `out`, in order: on rayon's
+/// threads with the feature.
+fn map_into<A: Sync, R: Send>(src: &[A], out: &mut Vec<R>, f: impl Fn(&A) -> R + Sync + Send) {
+    #[cfg(feature = "rayon")]
+    {
+        use rayon::prelude::*;
+        src.par_iter().map(f).collect_into_vec(out);
+    }
+    #[cfg(not(feature = "rayon"))]
+    {
+        out.clear();
+        out.extend(src.iter().map(f));
+    }
+}
+
+/// `f` of every pair of elements of `a` and `b` at the same position: on
+/// rayon's threads with the feature.
+fn zip_each<A: Send, B: Sync>(a: &mut [A], b: &[B], f: impl Fn(&mut A, &B) + Sync + Send) {
+    #[cfg(feature = "rayon")]
+    {
+        use rayon::prelude::*;
+        a.par_iter_mut()
+            .zip(b.par_iter())
+            .for_each(|(x, y)| f(x, y));
+    }
+    #[cfg(not(feature = "rayon"))]
+    a.iter_mut().zip(b).for_each(|(x, y)| f(x, y));
+}
 
 /// The tables of [`update_many`], kept between batches so that a frame's
 /// batch allocates nothing once warm (counted in the structure's memory).
@@ -940,16 +968,12 @@ pub(crate) struct Batch<V: Vector> {
     checked: Vec<(u32, Aabb<V>)>,
     /// Per move, the node keeping it and its entry in the lists, or
     /// `NONE` (phase 1).
-    #[cfg(feature = "rayon")]
     keep: Vec<(u32, u32)>,
     /// Per slot, the move of it, or `NONE`, or [`TWICE`].
-    #[cfg(feature = "rayon")]
     by_slot: Vec<u32>,
     /// Per list entry, the move written there in phase 2, or `NONE`.
-    #[cfg(feature = "rayon")]
     by_entry: Vec<u32>,
     /// The moves left to phase 3.
-    #[cfg(feature = "rayon")]
     rest: Vec<u32>,
 }
 
@@ -957,13 +981,9 @@ impl<V: Vector> Default for Batch<V> {
     fn default() -> Self {
         Self {
             checked: Vec::new(),
-            #[cfg(feature = "rayon")]
             keep: Vec::new(),
-            #[cfg(feature = "rayon")]
             by_slot: Vec::new(),
-            #[cfg(feature = "rayon")]
             by_entry: Vec::new(),
-            #[cfg(feature = "rayon")]
             rest: Vec::new(),
         }
     }
@@ -972,12 +992,9 @@ impl<V: Vector> Default for Batch<V> {
 impl<V: Vector> Batch<V> {
     /// Bytes held.
     pub fn memory(&self) -> usize {
-        let m = self.checked.capacity() * size_of::<(u32, Aabb<V>)>();
-        #[cfg(feature = "rayon")]
-        let m = m
+        self.checked.capacity() * size_of::<(u32, Aabb<V>)>()
             + self.keep.capacity() * 8
-            + (self.by_slot.capacity() + self.by_entry.capacity() + self.rest.capacity()) * 4;
-        m
+            + (self.by_slot.capacity() + self.by_entry.capacity() + self.rest.capacity()) * 4
     }
 }
 
@@ -1015,17 +1032,14 @@ fn check_and_apply<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
             Ok((slot, aabb))
         };
         batch.checked.clear();
-        #[cfg(feature = "rayon")]
         if moves.len() >= PAR_MOVES {
-            use rayon::prelude::*;
             // A refused move leaves `NONE`: then the loop below checks the
             // moves again in order and stops at the first refused one, with
             // its error (rayon's collect into a `Result` would give some
             // error, not the first move's: found by fuzzing).
-            moves
-                .par_iter()
-                .map(|m| check(m).unwrap_or((NONE, Aabb::empty())))
-                .collect_into_vec(&mut batch.checked);
+            map_into(moves, &mut batch.checked, |m| {
+                check(m).unwrap_or((NONE, Aabb::empty()))
+            });
             if batch.checked.iter().any(|c| c.0 == NONE) {
                 batch.checked.clear();
             }
@@ -1036,7 +1050,6 @@ fn check_and_apply<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
             }
         }
     }
-    #[cfg(feature = "rayon")]
     if moves.len() >= PAR_MOVES && moves.len() < TWICE as usize {
         return apply_in_phases(s, moves, batch);
     }
@@ -1071,10 +1084,11 @@ fn apply_in_order<V: Vector, T, S: Family<V, T>>(
 }
 
 /// In the slot table of [`apply_in_phases`]: a slot moved more than once.
-#[cfg(feature = "rayon")]
 const TWICE: u32 = NONE - 1;
 
-/// A large batch on rayon's threads, in three phases:
+/// A large batch in three phases (the first two on rayon's threads with
+/// the feature; on one thread they still pay, their reads and writes
+/// being independent of each other, so that their cache misses overlap):
 /// 1. on the threads, which moves only change a box (the object's node
 ///    keeps it: [`Family::keeps`]), and where their list entries are;
 ///    read-only;
@@ -1090,28 +1104,23 @@ const TWICE: u32 = NONE - 1;
 /// same order would, but with the in-place moves already done. The
 /// phases do not depend on the number of threads: the results are the
 /// same, in the same order, on any pool.
-#[cfg(feature = "rayon")]
 fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
     s: &mut S,
     moves: &[(Handle, Shape<V>)],
     batch: &mut Batch<V>,
 ) -> Result<(), Error> {
-    use rayon::prelude::*;
     let checked = &batch.checked;
     {
         let s = &*s;
-        checked
-            .par_iter()
-            .map(|&(slot, aabb)| {
-                let place = s.core().store.slot(slot);
-                if place.node != NONE && s.keeps(place.node, &aabb) {
-                    let start = s.core().nodes[place.node as usize].block().start;
-                    (place.node, start + place.pos)
-                } else {
-                    (NONE, NONE)
-                }
-            })
-            .collect_into_vec(&mut batch.keep);
+        map_into(checked, &mut batch.keep, |&(slot, aabb)| {
+            let place = s.core().store.slot(slot);
+            if place.node != NONE && s.keeps(place.node, &aabb) {
+                let start = s.core().nodes[place.node as usize].block().start;
+                (place.node, start + place.pos)
+            } else {
+                (NONE, NONE)
+            }
+        });
     }
     let keep = &batch.keep;
     let core = s.core_mut();
@@ -1148,27 +1157,19 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
         }
     }
     let by_slot = &*by_slot;
-    core.store
-        .slots_mut()
-        .par_iter_mut()
-        .zip(by_slot.par_iter())
-        .for_each(|(place, &i)| {
-            let i = i as usize;
-            if i < checked.len() && keep[i].0 != NONE {
-                let o = place.obj.as_mut().expect("a moved slot holds an object");
-                o.shape = moves[i].1;
-                o.aabb = checked[i].1;
-            }
-        });
-    core.lists
-        .items
-        .par_iter_mut()
-        .zip(by_entry.par_iter())
-        .for_each(|(it, &i)| {
-            if i != NONE {
-                it.aabb = checked[i as usize].1;
-            }
-        });
+    zip_each(core.store.slots_mut(), by_slot, |place, &i| {
+        let i = i as usize;
+        if i < checked.len() && keep[i].0 != NONE {
+            let o = place.obj.as_mut().expect("a moved slot holds an object");
+            o.shape = moves[i].1;
+            o.aabb = checked[i].1;
+        }
+    });
+    zip_each(&mut core.lists.items, by_entry, |it, &i| {
+        if i != NONE {
+            it.aabb = checked[i as usize].1;
+        }
+    });
     s.note_in_place(count);
     apply_in_order(
         s,
