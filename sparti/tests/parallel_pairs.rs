@@ -36,6 +36,19 @@ struct Case {
     layers: bool,
 }
 
+/// Pools of 1, 2 and 5 threads.
+fn pools() -> Vec<rayon::ThreadPool> {
+    [1, 2, 5]
+        .iter()
+        .map(|&n| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .expect("a thread pool")
+        })
+        .collect()
+}
+
 fn random_vec<V: Vector>(r: &mut Pcg64, lo: f32, hi: f32) -> V {
     let mut v = V::ZERO;
     for i in 0..V::DIM {
@@ -90,15 +103,7 @@ fn run<V: Vector, S: SpatialIndex<V, u32> + Sync>(c: &Case, make: fn() -> S) -> 
             brute.insert(d).expect("valid"),
         ));
     }
-    let pools: Vec<rayon::ThreadPool> = [1, 2, 5]
-        .iter()
-        .map(|&n| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build()
-                .expect("a thread pool")
-        })
-        .collect();
+    let pools = pools();
     let mut total = 0;
     for frame in 0..4 {
         let (mut one, mut many, mut expected) = (Vec::new(), Vec::new(), Vec::new());
@@ -271,15 +276,7 @@ fn large<V: Vector, S: SpatialIndex<V, u32> + Send + Sync>(make: fn() -> S) {
         layers: true,
     };
     let mut r = Pcg64::seed_from_u64(c.seed);
-    let pools: Vec<rayon::ThreadPool> = [1, 2, 5]
-        .iter()
-        .map(|&n| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build()
-                .expect("a thread pool")
-        })
-        .collect();
+    let pools = pools();
     let mut descs = Vec::new();
     for i in 0..c.objects {
         let mut s = shape::<V>(&c, &mut r, &[]);
