@@ -296,6 +296,47 @@ fn update_many_equals_a_loop_of_updates() {
     check_update_many(BruteForce::<Vec3, u32>::new, 27);
 }
 
+/// A batch large enough for the phases without the `rayon` feature too
+/// (262,144 moves): the objects end where a loop of `update` puts them,
+/// with the same pairs, and the tree is valid.
+#[test]
+fn a_very_large_batch_equals_a_loop_of_updates() {
+    let n = 270_000usize;
+    let side = 400.0;
+    let mut r = Pcg64::seed_from_u64(41);
+    let descs: Vec<_> = (0..n as u32)
+        .map(|i| ObjectDesc::new(Shape::sphere(vec_in::<Vec3>(&mut r, 0.0, side), 0.7), i))
+        .collect();
+    let (mut batched, mut looped) = (Orthtree::<Vec3, u32>::new(), Orthtree::<Vec3, u32>::new());
+    let hb = batched.insert_many(descs.clone()).unwrap();
+    let hl = looped.insert_many(descs).unwrap();
+    batched.flush();
+    looped.flush();
+    // Most objects step a little, every 9th jumps across the world.
+    let moves: Vec<(usize, Shape<Vec3>)> = (0..n)
+        .map(|i| {
+            let c = batched.get(hb[i]).unwrap().shape.center();
+            let step: Vec3 = if i % 9 == 0 {
+                vec_in(&mut r, -100.0, 100.0)
+            } else {
+                vec_in(&mut r, -0.3, 0.3)
+            };
+            (i, Shape::sphere(c + step, 0.7))
+        })
+        .collect();
+    let pick = |hs: &[Handle]| -> Vec<(Handle, Shape<Vec3>)> {
+        moves.iter().map(|&(i, s)| (hs[i], s)).collect()
+    };
+    batched.update_many(&pick(&hb)).unwrap();
+    for (h, s) in pick(&hl) {
+        looped.update(h, s).unwrap();
+    }
+    batched.validate().unwrap();
+    let now = state(&batched);
+    assert!(now.1.len() > 1000, "too few pairs to prove anything");
+    assert_eq!(now, state(&looped), "batch against loop");
+}
+
 /// Under the `Reject` policy a move out of the world refuses the whole
 /// batch; under `Remove` the object is evicted, and a later move of it in
 /// the same batch is skipped.

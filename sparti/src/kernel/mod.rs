@@ -924,13 +924,22 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
 }
 
 /// Moves from which [`update_many`] checks on rayon's threads (with the
-/// feature) and applies in phases (on one thread without it). Built for
-/// fuzzing, any batch of two or more takes that path, so the fuzzer checks
-/// it on small batches.
+/// feature). Built for fuzzing, any batch of two or more takes that path,
+/// so the fuzzer checks it on small batches.
 #[cfg(not(fuzzing))]
 const PAR_MOVES: usize = 4096;
 #[cfg(fuzzing)]
 const PAR_MOVES: usize = 2;
+
+/// Moves from which [`update_many`] applies a batch in phases
+/// ([`apply_in_phases`]): with rayon's threads, from [`PAR_MOVES`]; on one
+/// thread the phases only beat the loop where the tree no longer fits the
+/// cache (measured: 8% faster at 1M objects, even at 100k, slower at 10k;
+/// BENCHMARKS.md, fifth session).
+#[cfg(any(feature = "rayon", fuzzing))]
+const PHASED_MOVES: usize = PAR_MOVES;
+#[cfg(not(any(feature = "rayon", fuzzing)))]
+const PHASED_MOVES: usize = 1 << 18;
 
 /// `f` of every element of `src`, into `out`, in order: on rayon's
 /// threads with the feature.
@@ -1050,7 +1059,7 @@ fn check_and_apply<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
             }
         }
     }
-    if moves.len() >= PAR_MOVES && moves.len() < TWICE as usize {
+    if moves.len() >= PHASED_MOVES && moves.len() < TWICE as usize {
         return apply_in_phases(s, moves, batch);
     }
     apply_in_order(s, moves, &batch.checked, 0..moves.len())
