@@ -155,45 +155,62 @@ const PAR_BUILD: usize = 16_384;
 #[cfg(all(feature = "rayon", fuzzing))]
 const PAR_BUILD: usize = 64;
 
-/// `f` of every part, in order: on rayon's threads where there are
-/// several parts and the feature is on.
-fn map_parts<P: Send, R: Send>(parts: Vec<P>, f: impl Fn(P) -> R + Sync + Send) -> Vec<R> {
+/// At most this many pieces per build (and levels per grid), so that
+/// the per-piece and per-level tables are arrays, not heap buffers.
+const MAX_PARTS: usize = 64;
+
+/// `f` of every part, its results merged (an exact, order-free merge:
+/// sums, minima, maxima); on rayon's threads where there are several
+/// parts and the feature is on. `None` for no parts. One part allocates
+/// nothing.
+fn fold_parts<P: Send, R: Send>(
+    parts: impl ExactSizeIterator<Item = P>,
+    f: impl Fn(P) -> R + Sync + Send,
+    merge: impl Fn(R, R) -> R + Sync + Send,
+) -> Option<R> {
     #[cfg(feature = "rayon")]
     if parts.len() > 1 {
         use rayon::prelude::*;
-        return parts.into_par_iter().map(f).collect();
+        return parts
+            .collect::<Vec<P>>()
+            .into_par_iter()
+            .map(f)
+            .reduce_with(merge);
     }
-    parts.into_iter().map(f).collect()
+    parts.map(f).reduce(merge)
 }
 
-/// [`map_parts`] without results.
-fn for_parts<P: Send>(parts: Vec<P>, f: impl Fn(P) + Sync + Send) {
-    map_parts(parts, f);
+/// `f` of every part: on rayon's threads where there are several parts
+/// and the feature is on. One part allocates nothing.
+fn for_parts<P: Send>(parts: impl ExactSizeIterator<Item = P>, f: impl Fn(P) + Sync + Send) {
+    #[cfg(feature = "rayon")]
+    if parts.len() > 1 {
+        use rayon::prelude::*;
+        parts.collect::<Vec<P>>().into_par_iter().for_each(f);
+        return;
+    }
+    parts.for_each(f);
 }
 
-/// `s` cut at the ascending positions `at`.
-fn split_at_all<'a, X>(mut s: &'a mut [X], at: &[usize]) -> Vec<&'a mut [X]> {
-    let mut out = Vec::with_capacity(at.len() + 1);
+/// `s` cut at the ascending positions `at` (each held to `s`'s length, so
+/// an empty array gives empty pieces): `at.len() + 1` pieces.
+fn split_at_all<'a, X>(mut s: &'a mut [X], at: &[usize]) -> impl Iterator<Item = &'a mut [X]> {
     let mut done = 0;
-    for &p in at {
-        let (a, b) = core::mem::take(&mut s).split_at_mut(p - done);
-        out.push(a);
-        s = b;
-        done = p;
-    }
-    out.push(s);
-    out
-}
-
-/// One coordinate's array cut at `at` for the pieces of a scatter: empty
-/// pieces for an axis the grid does not have (`live` false).
-fn split_axis<'a>(v: &'a mut [f32], live: bool, at: &[usize]) -> std::vec::IntoIter<&'a mut [f32]> {
-    if live {
-        split_at_all(v, at)
-    } else {
-        (0..=at.len()).map(|_| Default::default()).collect()
-    }
-    .into_iter()
+    let mut cuts = at.iter().map(Some).chain(core::iter::once(None));
+    core::iter::from_fn(move || {
+        let cut = cuts.next()?;
+        let rest = core::mem::take(&mut s);
+        Some(match cut {
+            Some(&p) => {
+                let p = p.max(done).min(done + rest.len());
+                let (a, b) = rest.split_at_mut(p - done);
+                s = b;
+                done = p;
+                a
+            }
+            None => rest,
+        })
+    })
 }
 
 /// The first pass of a build over some objects: the box around them,
@@ -263,10 +280,10 @@ struct Keyer<'a> {
 impl Keyer<'_> {
     /// The keys of `items` into `keys` (`NONE` for room); per level, how
     /// far its objects stick out of their cells and how many there are.
-    fn keys<V: Vector>(&self, items: &[Item<V>], keys: &mut [u32]) -> Vec<(f32, u32)> {
+    fn keys<V: Vector>(&self, items: &[Item<V>], keys: &mut [u32]) -> LevelStats {
         let d = V::DIM;
         let top = self.levels.len() - 1;
-        let mut stats = vec![(f32::NEG_INFINITY, 0u32); self.levels.len()];
+        let mut stats = NO_STATS;
         for (it, slot_key) in items.iter().zip(keys) {
             if it.slot == NONE {
                 continue;
@@ -284,7 +301,13 @@ impl Keyer<'_> {
             let mut key = 0u64;
             let mut stride = 1u64;
             let mut out = f32::NEG_INFINITY;
-            for a in 0..d {
+            // Over the three lanes with a break, not `0..d`: the compiler
+            // then unrolls it (cachegrind: 27.5M against 50.3M
+            // instructions for this pass, 1k objects, 200 frames).
+            for a in 0..3 {
+                if a >= d {
+                    break;
+                }
                 let u0 = (it.aabb.min.get(a) - self.origin[a]) * lv.inv;
                 let u1 = (it.aabb.max.get(a) - self.origin[a]) * lv.inv;
                 let k = floor(((u0 + u1) * 0.5).max(0.0).min((lv.dims[a] - 1) as f32));
@@ -300,6 +323,21 @@ impl Keyer<'_> {
         }
         stats
     }
+}
+
+/// Per level, how far its objects stick out of their cells and how many
+/// there are.
+type LevelStats = [(f32, u32); MAX_PARTS];
+
+/// No object at any level.
+const NO_STATS: LevelStats = [(f32::NEG_INFINITY, 0); MAX_PARTS];
+
+/// The statistics of two sets of objects together.
+fn merged_stats(mut a: LevelStats, b: LevelStats) -> LevelStats {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x = (x.0.max(y.0), x.1 + y.1);
+    }
+    a
 }
 
 /// A range of cells of a build's scatter, with the positions they take
@@ -382,7 +420,7 @@ impl Grid {
     pub fn build_par<V: Vector>(&mut self, items: &[Item<V>]) {
         #[cfg(feature = "rayon")]
         let parts = if items.len() >= PAR_BUILD {
-            rayon::current_num_threads().clamp(1, 64)
+            rayon::current_num_threads().clamp(1, MAX_PARTS)
         } else {
             1
         };
@@ -402,9 +440,8 @@ impl Grid {
         let chunk = items.len().div_ceil(parts).max(1);
         // The box around every object, how many there are, and their sizes
         // by binary exponent.
-        let all = map_parts(items.chunks(chunk).collect(), Survey::of)
-            .into_iter()
-            .fold(Survey::EMPTY, Survey::merged);
+        let all =
+            fold_parts(items.chunks(chunk), Survey::of, Survey::merged).unwrap_or(Survey::EMPTY);
         let (lo, hi, n) = (all.lo, all.hi, all.n);
         self.n = n;
         self.used.clear();
@@ -453,7 +490,7 @@ impl Grid {
             };
             base += lv.cells();
             self.levels.push(lv);
-            if dims.iter().all(|&k| k == 1) || self.levels.len() >= 64 {
+            if dims.iter().all(|&k| k == 1) || self.levels.len() >= MAX_PARTS {
                 break;
             }
             c *= 2.0;
@@ -469,18 +506,15 @@ impl Grid {
             origin: self.origin,
             inv0: (1.0 / c0) as f32,
         };
-        let stats = map_parts(
-            items
-                .chunks(chunk)
-                .zip(self.src_key.chunks_mut(chunk))
-                .collect(),
+        let stats = fold_parts(
+            items.chunks(chunk).zip(self.src_key.chunks_mut(chunk)),
             |(its, keys)| keyer.keys(its, keys),
-        );
-        for st in stats {
-            for (lv, (ext, count)) in self.levels.iter_mut().zip(st) {
-                lv.ext = lv.ext.max(ext);
-                lv.count += count;
-            }
+            merged_stats,
+        )
+        .unwrap_or(NO_STATS);
+        for (lv, (ext, count)) in self.levels.iter_mut().zip(stats) {
+            lv.ext = lv.ext.max(ext);
+            lv.count += count;
         }
         // Objects per cell, each piece counting the cells of its range.
         self.cell_start.clear();
@@ -488,10 +522,7 @@ impl Grid {
         let cell_chunk = cells.div_ceil(parts).max(1);
         let src_key = &self.src_key;
         for_parts(
-            self.cell_start[..cells]
-                .chunks_mut(cell_chunk)
-                .enumerate()
-                .collect(),
+            self.cell_start[..cells].chunks_mut(cell_chunk).enumerate(),
             |(pi, counts)| {
                 let first = (pi * cell_chunk) as u32;
                 for &k in src_key {
@@ -513,11 +544,12 @@ impl Grid {
             }
             let range =
                 &self.cell_start[lv.base as usize..(u64::from(lv.base) + lv.cells()) as usize];
-            let sq: u64 = map_parts(range.chunks(cell_chunk).collect(), |c| {
-                c.iter().map(|&k| u64::from(k) * u64::from(k)).sum::<u64>()
-            })
-            .into_iter()
-            .sum();
+            let sq: u64 = fold_parts(
+                range.chunks(cell_chunk),
+                |c| c.iter().map(|&k| u64::from(k) * u64::from(k)).sum::<u64>(),
+                |a, b| a + b,
+            )
+            .unwrap_or(0);
             finer += f64::from(lv.count);
             expected += finer * (sq as f64 / f64::from(lv.count));
         }
@@ -536,20 +568,25 @@ impl Grid {
         }
         // Prefix sums (each piece's total first, then each piece from its
         // offset): cell_start[k] becomes the end of cell k.
-        let totals = map_parts(self.cell_start[..cells].chunks(cell_chunk).collect(), |c| {
-            c.iter().sum::<u32>()
-        });
-        let mut offsets = Vec::with_capacity(totals.len());
-        let mut sum = 0u32;
-        for t in totals {
-            offsets.push(sum);
-            sum += t;
+        let totals = fold_parts(
+            self.cell_start[..cells].chunks(cell_chunk).enumerate(),
+            |(pi, c)| {
+                let mut t = [0u32; MAX_PARTS];
+                t[pi] = c.iter().sum::<u32>();
+                t
+            },
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                a
+            },
+        )
+        .unwrap_or([0; MAX_PARTS]);
+        let mut offsets = [0u32; MAX_PARTS];
+        for pi in 1..MAX_PARTS {
+            offsets[pi] = offsets[pi - 1] + totals[pi - 1];
         }
         for_parts(
-            self.cell_start[..cells]
-                .chunks_mut(cell_chunk)
-                .zip(offsets)
-                .collect(),
+            self.cell_start[..cells].chunks_mut(cell_chunk).zip(offsets),
             |(c, mut sum)| {
                 for v in c {
                     sum += *v;
@@ -575,23 +612,16 @@ impl Grid {
         // The scatter, backward (stable: cell_start[k] ends as the start
         // of cell k), cut by destination: pieces of about equal numbers of
         // objects, each a range of cells and so of positions.
-        let mut cut_cells = vec![0usize];
+        let mut cut_cells = [0usize; MAX_PARTS];
+        let mut cut_pos = [0usize; MAX_PARTS];
         for i in 1..parts {
             let target = (n * i / parts) as u32;
             let k = self.cell_start[..cells].partition_point(|&c| c < target);
-            let k = (k + 1).min(cells).max(cut_cells[i - 1]);
-            cut_cells.push(k);
+            cut_cells[i] = (k + 1).min(cells).max(cut_cells[i - 1]);
+            cut_pos[i] = self.cell_start[cut_cells[i] - 1] as usize;
         }
-        let before = |k: usize| {
-            if k == 0 {
-                0
-            } else {
-                self.cell_start[k - 1] as usize
-            }
-        };
-        let cut_pos: Vec<usize> = cut_cells.iter().map(|&k| before(k)).collect();
         let src_key = core::mem::take(&mut self.src_key);
-        let pieces = self.scatter_pieces(d, &cut_cells, &cut_pos, cells);
+        let pieces = self.scatter_pieces(&cut_cells[..parts], &cut_pos[..parts], cells);
         for_parts(pieces, |mut piece| piece.scatter(items, &src_key));
         self.src_key = src_key;
         self.cell_start[cells] = n as u32;
@@ -600,43 +630,43 @@ impl Grid {
 
     /// The grid's arrays cut at the given cells and positions (the first
     /// of each is 0), for [`Piece::scatter`].
-    fn scatter_pieces(
-        &mut self,
-        d: usize,
-        cut_cells: &[usize],
-        cut_pos: &[usize],
+    fn scatter_pieces<'a>(
+        &'a mut self,
+        cut_cells: &'a [usize],
+        cut_pos: &'a [usize],
         cells: usize,
-    ) -> Vec<Piece<'_>> {
-        let parts = cut_cells.len();
-        let mut cs = split_at_all(&mut self.cell_start[..cells], &cut_cells[1..]).into_iter();
-        let [lo0, lo1, lo2] = &mut self.lo;
-        let [hi0, hi1, hi2] = &mut self.hi;
+    ) -> impl ExactSizeIterator<Item = Piece<'a>> {
         let at = &cut_pos[1..];
-        let mut lo = [
-            split_axis(lo0, 0 < d, at),
-            split_axis(lo1, 1 < d, at),
-            split_axis(lo2, 2 < d, at),
-        ];
-        let mut hi = [
-            split_axis(hi0, 0 < d, at),
-            split_axis(hi1, 1 < d, at),
-            split_axis(hi2, 2 < d, at),
-        ];
-        let mut slot = split_at_all(&mut self.slot, &cut_pos[1..]).into_iter();
-        let mut st = split_at_all(&mut self.is_static, &cut_pos[1..]).into_iter();
-        let mut key = split_at_all(&mut self.key, &cut_pos[1..]).into_iter();
-        (0..parts)
-            .map(|i| Piece {
+        let mut cs = split_at_all(&mut self.cell_start[..cells], &cut_cells[1..]);
+        let mut lo = self.lo.each_mut().map(|v| split_at_all(v, at));
+        let mut hi = self.hi.each_mut().map(|v| split_at_all(v, at));
+        let mut slot = split_at_all(&mut self.slot, at);
+        let mut st = split_at_all(&mut self.is_static, at);
+        let mut key = split_at_all(&mut self.key, at);
+        let mut next = move || {
+            let piece = "a piece per part";
+            (
+                cs.next().expect(piece),
+                core::array::from_fn(|a| lo[a].next().expect(piece)),
+                core::array::from_fn(|a| hi[a].next().expect(piece)),
+                slot.next().expect(piece),
+                st.next().expect(piece),
+                key.next().expect(piece),
+            )
+        };
+        (0..cut_cells.len()).map(move |i| {
+            let (cell_end, lo, hi, slot, is_static, key) = next();
+            Piece {
                 first_cell: cut_cells[i] as u32,
                 first_pos: cut_pos[i] as u32,
-                cell_end: cs.next().expect("a piece per part"),
-                lo: core::array::from_fn(|a| lo[a].next().expect("a piece per part")),
-                hi: core::array::from_fn(|a| hi[a].next().expect("a piece per part")),
-                slot: slot.next().expect("a piece per part"),
-                is_static: st.next().expect("a piece per part"),
-                key: key.next().expect("a piece per part"),
-            })
-            .collect()
+                cell_end,
+                lo,
+                hi,
+                slot,
+                is_static,
+                key,
+            }
+        })
     }
 
     /// Cuts the search into about `parts` tasks of consecutive positions
