@@ -15,9 +15,17 @@ fn step(x: f32, go: bool, up: bool) -> f32 {
     // subnormal of the direction's sign instead.
     let negative = b >> 31 == 1;
     let plus_one = negative != up;
-    let moved = if plus_one { b.wrapping_add(1) } else { b.wrapping_sub(1) };
+    let moved = if plus_one {
+        b.wrapping_add(1)
+    } else {
+        b.wrapping_sub(1)
+    };
     let from_zero = if up { 1 } else { 0x8000_0001 };
-    let moved = if b & 0x7FFF_FFFF == 0 { from_zero } else { moved };
+    let moved = if b & 0x7FFF_FFFF == 0 {
+        from_zero
+    } else {
+        moved
+    };
     f32::from_bits(if go && x.is_finite() { moved } else { b })
 }
 
@@ -158,8 +166,16 @@ mod tests {
         for x in specials {
             let bits = |v: f32| v.to_bits();
             if x.is_finite() {
-                assert_eq!(bits(step(x, true, true)), bits(x.next_up()), "up from {x:e}");
-                assert_eq!(bits(step(x, true, false)), bits(x.next_down()), "down from {x:e}");
+                assert_eq!(
+                    bits(step(x, true, true)),
+                    bits(x.next_up()),
+                    "up from {x:e}"
+                );
+                assert_eq!(
+                    bits(step(x, true, false)),
+                    bits(x.next_down()),
+                    "down from {x:e}"
+                );
             } else {
                 assert_eq!(bits(step(x, true, true)), bits(x));
                 assert_eq!(bits(step(x, true, false)), bits(x));
