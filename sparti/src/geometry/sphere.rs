@@ -9,15 +9,22 @@ use crate::Error;
 #[inline(always)]
 fn step(x: f32, go: bool, up: bool) -> f32 {
     let b = x.to_bits();
-    // Away from zero is +1 on the bits, towards zero -1; from +-0, the
-    // smallest subnormal of the direction's sign.
-    let away = (x > 0.0) == up;
-    let moved = if x == 0.0 {
-        if up { 1 } else { 0x8000_0001 }
-    } else if away {
+    // On the bits, away from zero is +1 and towards zero -1: down is +1
+    // for a negative `x`, up is +1 for a positive one. From a zero of the
+    // other sign than the direction, -1 would wrap: the smallest
+    // subnormal of the direction's sign instead.
+    let negative = b >> 31 == 1;
+    let plus_one = negative != up;
+    let moved = if plus_one {
         b.wrapping_add(1)
     } else {
         b.wrapping_sub(1)
+    };
+    let from_zero = if up { 1 } else { 0x8000_0001 };
+    let moved = if b & 0x7FFF_FFFF == 0 {
+        from_zero
+    } else {
+        moved
     };
     f32::from_bits(if go && x.is_finite() { moved } else { b })
 }
@@ -130,5 +137,51 @@ impl<V: Vector> Sphere<V> {
         let d = (b.min - self.center).abs().max((b.max - self.center).abs());
         // The box test too: see `Aabb::intersects_sphere` (underflow).
         d.length_squared() <= self.radius * self.radius && self.aabb().contains(b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::step;
+
+    /// The branch-free step is the standard library's `next_up` and
+    /// `next_down` on finite numbers (zeros and subnormals included),
+    /// and leaves non-finite numbers and unmoved ones as they are.
+    #[test]
+    fn step_is_next_up_and_next_down() {
+        let mut specials = vec![
+            0.0f32,
+            -0.0,
+            f32::MIN_POSITIVE,
+            -f32::MIN_POSITIVE,
+            f32::from_bits(1),
+            f32::from_bits(0x8000_0001),
+            f32::MAX,
+            f32::MIN,
+            1.0,
+            -1.0,
+        ];
+        // Every 2^12-th bit pattern: every exponent, both signs.
+        specials.extend((0..=u32::MAX).step_by(4093).map(f32::from_bits));
+        for x in specials {
+            let bits = |v: f32| v.to_bits();
+            if x.is_finite() {
+                assert_eq!(
+                    bits(step(x, true, true)),
+                    bits(x.next_up()),
+                    "up from {x:e}"
+                );
+                assert_eq!(
+                    bits(step(x, true, false)),
+                    bits(x.next_down()),
+                    "down from {x:e}"
+                );
+            } else {
+                assert_eq!(bits(step(x, true, true)), bits(x));
+                assert_eq!(bits(step(x, true, false)), bits(x));
+            }
+            assert_eq!(bits(step(x, false, true)), bits(x));
+            assert_eq!(bits(step(x, false, false)), bits(x));
+        }
     }
 }

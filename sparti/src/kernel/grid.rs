@@ -928,8 +928,12 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
                             while b < e {
                                 tests += (e - b).min(LANES) as u64;
                                 let m = g.mask_at(&q, az, b, e);
-                                // The first hit without a branch, the
-                                // others (rare) in a loop.
+                                // The first two hits without a branch,
+                                // the others (rare) in a loop.
+                                let j = b + (m.trailing_zeros() & 7) as usize;
+                                cand[k] = [i as u32, j as u32];
+                                k += usize::from(m != 0);
+                                let m = m & m.wrapping_sub(1);
                                 let j = b + (m.trailing_zeros() & 7) as usize;
                                 cand[k] = [i as u32, j as u32];
                                 k += usize::from(m != 0);

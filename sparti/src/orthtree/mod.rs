@@ -213,16 +213,17 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// never touch; the pair search relies on it.
     #[inline]
     pub(crate) fn octant_of(node: &Node<V>, aabb: &Aabb<V>) -> Option<usize> {
+        // Without a branch per axis: which side of each plane is a coin
+        // toss for a moving object.
         let mut k = 0;
+        let mut meets = false;
         for i in 0..V::DIM {
             let c = node.center.get(i);
-            if aabb.min.get(i) > c {
-                k |= 1 << i;
-            } else if aabb.max.get(i) >= c {
-                return None;
-            }
+            let above = aabb.min.get(i) > c;
+            k |= usize::from(above) << i;
+            meets |= !above & (aabb.max.get(i) >= c);
         }
-        Some(k)
+        (!meets).then_some(k)
     }
 
     /// The bounds of child `k` of a node.
