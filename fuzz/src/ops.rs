@@ -629,8 +629,8 @@ impl<V: Vector, S: Subject<V>> Pair2<V, S> {
             }
             Op::Step => {
                 self.contacts(step, op);
-                self.ev_s.update(&mut self.s);
-                self.ev_b.update(&mut self.b);
+                self.ev_s.update(&self.s);
+                self.ev_b.update(&self.b);
                 if self.ev_s.started() != self.ev_b.started()
                     || self.ev_s.stopped() != self.ev_b.stopped()
                 {

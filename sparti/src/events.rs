@@ -1,6 +1,8 @@
 //! Contact events (P5): which pairs started and stopped touching since the
 //! last frame, for any structure.
 
+#[cfg(doc)]
+use crate::Contact;
 use crate::geometry::Vector;
 use crate::{Pair, SpatialIndex};
 
@@ -20,13 +22,13 @@ use crate::{Pair, SpatialIndex};
 /// let a = tree.insert(ObjectDesc::new(Shape::sphere(Vec2::ZERO, 1.0), "a")).unwrap();
 /// let b = tree.insert(ObjectDesc::new(Shape::sphere(Vec2::new(5.0, 0.0), 1.0), "b")).unwrap();
 /// let mut events = ContactEvents::new();
-/// events.update(&mut tree);
+/// events.update(&tree);
 /// assert!(events.started().is_empty());
 /// tree.update(b, Shape::sphere(Vec2::new(1.5, 0.0), 1.0)).unwrap();
-/// events.update(&mut tree);
+/// events.update(&tree);
 /// assert_eq!(events.started().len(), 1); // a and b began touching
 /// tree.update(b, Shape::sphere(Vec2::new(5.0, 0.0), 1.0)).unwrap();
-/// events.update(&mut tree);
+/// events.update(&tree);
 /// assert_eq!(events.stopped()[0].a, a); // and stopped
 /// ```
 #[derive(Clone, Debug, Default)]
@@ -44,11 +46,47 @@ impl ContactEvents {
     }
 
     /// Finds the structure's pairs for this frame and compares them with the
-    /// last frame's.
-    pub fn update<V: Vector, T, S: SpatialIndex<V, T>>(&mut self, index: &mut S) {
+    /// last frame's. A game that searches its contacts anyway gives them
+    /// to [`ContactEvents::observe`] instead, and saves a second search.
+    pub fn update<V: Vector, T, S: SpatialIndex<V, T>>(&mut self, index: &S) {
         core::mem::swap(&mut self.touching, &mut self.previous);
         index.pairs(&mut self.touching);
+        self.compare();
+    }
+
+    /// Takes this frame's touching pairs as found by the game's own search
+    /// (for instance the pairs of [`SpatialIndex::contacts`], through
+    /// [`Contact::pair`]) and compares them with the last frame's: the
+    /// same events as [`ContactEvents::update`], without a second pair
+    /// search. A pair given twice counts once.
+    ///
+    /// # Example
+    /// ```
+    /// use glam::Vec2;
+    /// use sparti::{ContactEvents, ObjectDesc, Quadtree, Shape, SpatialIndex};
+    /// let mut tree = Quadtree::<&str>::new();
+    /// let a = tree.insert(ObjectDesc::new(Shape::sphere(Vec2::ZERO, 1.0), "a")).unwrap();
+    /// let b = tree.insert(ObjectDesc::new(Shape::sphere(Vec2::new(1.5, 0.0), 1.0), "b")).unwrap();
+    /// let mut events = ContactEvents::new();
+    /// let mut contacts = Vec::new();
+    /// tree.contacts(&mut contacts); // the frame's one search
+    /// events.observe(contacts.iter().map(|c| c.pair()));
+    /// assert_eq!(events.started().len(), 1);
+    /// // The started pair's contact record, from the same search.
+    /// let first = contacts.iter().find(|c| c.pair() == events.started()[0]).unwrap();
+    /// assert_eq!((first.a, first.b, first.depth), (a, b, 0.5));
+    /// ```
+    pub fn observe(&mut self, touching: impl IntoIterator<Item = Pair>) {
+        core::mem::swap(&mut self.touching, &mut self.previous);
+        self.touching.clear();
+        self.touching.extend(touching);
+        self.compare();
+    }
+
+    /// Sorts this frame's pairs and merges them with the last frame's.
+    fn compare(&mut self) {
         self.touching.sort_unstable();
+        self.touching.dedup();
         self.started.clear();
         self.stopped.clear();
         // Merge the two sorted lists.

@@ -212,6 +212,29 @@ pub struct Contact<V: Vector> {
     pub depth: f32,
 }
 
+impl<V: Vector> Contact<V> {
+    /// The two objects, without the contact's geometry.
+    ///
+    /// # Example
+    /// ```
+    /// use glam::Vec2;
+    /// use sparti::{ObjectDesc, Quadtree, Shape, SpatialIndex};
+    /// let mut tree = Quadtree::<u32>::new();
+    /// let a = tree.insert(ObjectDesc::new(Shape::sphere(Vec2::ZERO, 1.0), 1)).unwrap();
+    /// let b = tree.insert(ObjectDesc::new(Shape::sphere(Vec2::new(1.5, 0.0), 1.0), 2)).unwrap();
+    /// let mut contacts = Vec::new();
+    /// tree.contacts(&mut contacts);
+    /// assert_eq!(contacts[0].pair(), sparti::Pair { a, b });
+    /// assert_eq!(contacts[0].depth, 0.5);
+    /// ```
+    pub fn pair(&self) -> Pair {
+        Pair {
+            a: self.a,
+            b: self.b,
+        }
+    }
+}
+
 /// A ray hit: the object, and where the ray met it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RayHit<V: Vector> {

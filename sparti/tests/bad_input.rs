@@ -424,7 +424,7 @@ fn empty_queries<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
         s.pairs(&mut pairs);
         assert!(pairs.is_empty());
         let mut events = sparti::ContactEvents::new();
-        events.update(&mut s);
+        events.update(&s);
         assert!(events.started().is_empty() && events.stopped().is_empty());
         s.end_frame();
         s.validate().unwrap();

@@ -98,7 +98,7 @@ fn scenario<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) -> (u64, u64) {
         for (a, b) in ids {
             canon.word(u64::from(a) << 32 | u64::from(b));
         }
-        events.update(&mut s);
+        events.update(&s);
         for p in events.started().iter().chain(events.stopped()) {
             raw.word(p.a.to_bits() ^ p.b.to_bits().rotate_left(1));
             canon.word(p.a.to_bits() ^ p.b.to_bits().rotate_left(1));

@@ -211,7 +211,7 @@ fn soak<V: Vector, S: SpatialIndex<V, u32>>(name: &str, mut s: S, frames: u64) -
             });
         }
         // The frame's pairs and events (the game does this every frame).
-        ev_s.update(&mut s);
+        ev_s.update(&s);
         if frame % validate_every == 0 {
             if let Err(e) = s.validate() {
                 panic!("{name}: frame {frame}: validate(): {e}");
@@ -220,7 +220,7 @@ fn soak<V: Vector, S: SpatialIndex<V, u32>>(name: &str, mut s: S, frames: u64) -
         if frame % sample == 0 {
             peak = peak.max(rss());
             fig.samples += 1;
-            ev_b.update(&mut b);
+            ev_b.update(&b);
             assert_eq!(
                 ev_s.touching(),
                 ev_b.touching(),

@@ -10,7 +10,8 @@ use core::ops::{Add, Div, Mul, Neg, Sub};
 
 use glam::{Vec2, Vec3};
 
-/// A point or direction in 2D or 3D space: implemented for [`Vec2`] and [`Vec3`].
+/// A point or direction in 2D or 3D space: implemented for [`Vec2`] and [`Vec3`]
+/// (and, with the feature `glam033`, for glam 0.33's, which Bevy 0.20 uses).
 ///
 /// Structures use [`Vector::DIM`] to size their children (`2^DIM` per node in
 /// the orthtrees) and the component accessors to split along an axis.
@@ -177,3 +178,25 @@ impl_vector!(
     all_le: |a, o| (a.x <= o.x) & (a.y <= o.y) & (a.z <= o.z),
     any_lt: |a, o| a.x < o.x || a.y < o.y || a.z < o.z
 );
+
+/// [`Vector`] for the vectors of glam 0.33, the version Bevy 0.20 is
+/// built on (feature `glam033`): a Bevy game passes its own `Vec2` and
+/// `Vec3` to sparti as they are (`Orthtree<bevy::math::Vec3, T>`).
+#[cfg(feature = "glam033")]
+mod glam033_vectors {
+    use super::Vector;
+    use glam033::{Vec2, Vec3};
+
+    impl_vector!(
+        Vec2,
+        2,
+        all_le: |a, o| (a.x <= o.x) & (a.y <= o.y),
+        any_lt: |a, o| a.x < o.x || a.y < o.y
+    );
+    impl_vector!(
+        Vec3,
+        3,
+        all_le: |a, o| (a.x <= o.x) & (a.y <= o.y) & (a.z <= o.z),
+        any_lt: |a, o| a.x < o.x || a.y < o.y || a.z < o.z
+    );
+}

@@ -438,6 +438,9 @@ pub fn run_scene<V: Vector, S: SpatialIndex<V, u32>>(
     }
     let matrix = scene.matrix.unwrap_or_default();
     let (mut ev_s, mut ev_b) = (ContactEvents::new(), ContactEvents::new());
+    // Fed by the structure's own contact search instead of a pair search.
+    let mut ev_c = ContactEvents::new();
+    let mut contacts = Vec::new();
     let mut previous: BTreeSet<(u32, u32)> = BTreeSet::new();
     let half = bodies.len() / 2;
     for body in &bodies[..half] {
@@ -529,8 +532,16 @@ pub fn run_scene<V: Vector, S: SpatialIndex<V, u32>>(
         // Contact events: same as the brute force's, and as the difference
         // of this frame's expected pairs and the last's. Handles of removed
         // objects are stale, so events are compared as handles.
-        ev_s.update(&mut p.s);
-        ev_b.update(&mut p.b);
+        ev_s.update(&p.s);
+        ev_b.update(&p.b);
+        p.s.contacts(&mut contacts);
+        ev_c.observe(contacts.iter().map(|c| c.pair()));
+        assert_eq!(
+            (ev_c.started(), ev_c.stopped(), ev_c.touching()),
+            (ev_s.started(), ev_s.stopped(), ev_s.touching()),
+            "[{}] frame {frame}: events from the contacts",
+            scene.name
+        );
         assert_eq!(
             ev_s.started(),
             ev_b.started(),
