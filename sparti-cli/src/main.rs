@@ -84,8 +84,8 @@ enum Command {
 #[derive(Subcommand)]
 enum DemoCommand {
     /// N discs bounce off the walls of a 640x480 window and off each other
-    /// (the BSP article's demo); prints pair tests (M1) and objects per
-    /// node (M2) for every structure.
+    /// (the BSP article's demo); prints pair tests and objects per
+    /// node for every structure.
     Discs {
         /// How many discs.
         #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(2..=5000))]
@@ -98,8 +98,8 @@ enum DemoCommand {
         common: DemoArgs,
     },
     /// A stream of fast bullets crosses a 3D world of static obstacles;
-    /// prints the node churn that lazy pruning saves (L5), pair tests (M1)
-    /// and objects per node (M2).
+    /// prints the node churn that lazy pruning saves, pair tests
+    /// and objects per node.
     Bullets {
         /// The structure whose nodes are drawn first (octree,
         /// loose-octree, bsp or brute); all of them run.

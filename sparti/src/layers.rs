@@ -1,4 +1,4 @@
-//! The layer matrix (P4): which layers collide with which.
+//! The layer matrix: which layers collide with which.
 
 /// Which collision layers collide with which: a symmetric 32 x 32 bit
 /// matrix, applied inside the pair search (before the exact shape test), on

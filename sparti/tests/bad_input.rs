@@ -255,7 +255,7 @@ fn query_shapes_refuse_bad_input() {
     );
     assert_eq!(
         Cone::new(Vec2::ZERO, Vec2::X, 4.0, 1.0),
-        Err(Error::NegativeSize)
+        Err(Error::AngleOutOfRange)
     );
     assert_eq!(
         Cone::new(Vec2::ZERO, Vec2::X, 0.5, -1.0),

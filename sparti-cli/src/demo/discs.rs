@@ -1,4 +1,4 @@
-//! `sparti demo discs` (T1): the bouncing discs of the BSP article.
+//! `sparti demo discs`: the bouncing discs of the BSP article.
 //!
 //! N discs bounce inside a 640x480 window, off the walls and off each
 //! other (two touching discs of equal mass exchange their velocity

@@ -1,9 +1,9 @@
-//! `sparti demo`: the bouncing discs of the BSP article (T1) and a machine
-//! gun's bullets crossing a 3D world of obstacles (T2), every structure
+//! `sparti demo`: the bouncing discs of the BSP article and a machine
+//! gun's bullets crossing a 3D world of obstacles, every structure
 //! side by side on the same scene, checked against the brute force every
 //! frame, shown live in a window or written headless to PNG frames and an
-//! animated GIF (M3), with the M1/M2 figures (and L5's node churn) printed
-//! at the end.
+//! animated GIF, with the pair tests and objects-per-node figures (and
+//! the node churn of lazy pruning) printed at the end.
 
 pub mod bullets;
 pub mod discs;
@@ -85,7 +85,7 @@ pub fn run_headless(demo: &mut dyn Demo, lane: usize, opts: &Options) -> Result<
     Ok(())
 }
 
-/// The M1/M2 table and histograms of every lane.
+/// The pair-test table and objects-per-node histograms of every lane.
 pub fn figures_table(lanes: &[Box<dyn Lane>]) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -125,7 +125,7 @@ pub fn figures_table(lanes: &[Box<dyn Lane>]) -> String {
     }
     let _ = writeln!(
         s,
-        "\nobjects per node (M2), share of nodes over all frames, by objects held:"
+        "\nobjects per node, share of nodes over all frames, by objects held:"
     );
     let _ = writeln!(
         s,
@@ -156,7 +156,7 @@ pub fn figures_table(lanes: &[Box<dyn Lane>]) -> String {
     s
 }
 
-/// The L5 table: node churn per lane, lazy pruning against an estimate of
+/// The lazy-pruning table: node churn per lane, lazy pruning against an estimate of
 /// eager pruning.
 pub fn churn_table(lanes: &[Box<dyn Lane>]) -> String {
     let mut s = String::new();

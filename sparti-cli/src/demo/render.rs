@@ -1,4 +1,4 @@
-//! A small software rasterizer (M3): filled discs and rectangles, rectangle
+//! A small software rasterizer: filled discs and rectangles, rectangle
 //! outlines, on a `u32` framebuffer (`0x00RRGGBB`, the layout `minifb`
 //! shows), saved as PNG frames and as an animated GIF.
 //!

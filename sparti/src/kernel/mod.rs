@@ -243,8 +243,8 @@ impl<S: Default> Spare<S> {
 }
 
 /// The state every tree family shares: the objects, the node pool, the
-/// pending queue (L2), the idle list of lazy pruning (L5), the objects
-/// evicted by the `Remove` policy (L4), the layer matrix, the counters and
+/// pending queue, the idle list of lazy pruning, the objects
+/// evicted by the `Remove` policy, the layer matrix, the counters and
 /// the boxes the queries prune by.
 pub(crate) struct Core<V: Vector, T, N> {
     pub store: Store<Object<V, T>>,
@@ -254,9 +254,9 @@ pub(crate) struct Core<V: Vector, T, N> {
     pub free_nodes: Vec<u32>,
     /// The root node, `NONE` for a tree not built yet.
     pub root: u32,
-    /// Objects inserted but not yet built into the tree (L2).
+    /// Objects inserted but not yet built into the tree.
     pub pending: Vec<u32>,
-    /// Empty leaves counting down (L5).
+    /// Empty leaves counting down.
     pub idle: Vec<u32>,
     /// A spare buffer for `idle` while it is aged, and for the stack of
     /// [`Core::tidy`] (empty between the two).
@@ -384,7 +384,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         }
     }
 
-    /// Queues a stored object for the next build (L2).
+    /// Queues a stored object for the next build.
     pub fn push_pending(&mut self, slot: u32) {
         let s = self.store.slot_mut(slot);
         s.node = NONE;
@@ -578,7 +578,7 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     /// The refusal.
     fn admit(&self, aabb: &Aabb<V>) -> Result<(), Error>;
 
-    /// Makes the first root, around the queued objects (L2).
+    /// Makes the first root, around the queued objects.
     fn first_root(&mut self);
 
     /// The bulk build of a tree that holds nothing yet: one top-down
@@ -589,7 +589,7 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     /// Files one queued object (the root grows to it first).
     fn file_queued(&mut self, slot: u32);
 
-    /// Moves or resizes a stored object (L3) as the checked move says; its
+    /// Moves or resizes a stored object as the checked move says; its
     /// node's query boxes are marked by the caller.
     ///
     /// # Errors
@@ -597,7 +597,7 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     /// unchanged.
     fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error>;
 
-    /// The family's out-of-bounds policy (L4).
+    /// The family's out-of-bounds policy.
     fn out_of_bounds(&self) -> crate::OutOfBounds;
 
     /// What `update` would refuse for this checked box, without changing
@@ -781,7 +781,7 @@ where
     s.par_collect(record, out);
 }
 
-/// Builds the queued insertions into the tree (L2): the first root around
+/// Builds the queued insertions into the tree: the first root around
 /// them if there is none, then a bulk build of a fresh tree, or each filed
 /// from the root.
 pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) {
@@ -877,7 +877,7 @@ pub(crate) fn child_or_create<V: Vector, T, S: Family<V, T>>(s: &mut S, n: u32, 
     c
 }
 
-/// The out-of-bounds policy (L4) for a move whose box the root cannot
+/// The out-of-bounds policy for a move whose box the root cannot
 /// hold: `Grow` runs `grow`, `Reject` refuses the move, `Remove` evicts
 /// the object. Returns true when the object was evicted (the move is
 /// over).

@@ -1,5 +1,5 @@
-//! Insertion: the pending queue and its one-pass build (L2), placing an
-//! object by its centre and size, and growing the root (L4).
+//! Insertion: the pending queue and its one-pass build, placing an
+//! object by its centre and size, and growing the root.
 
 use super::{LooseOrthtree, Node};
 use crate::geometry::{Aabb, Vector};
@@ -35,7 +35,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         }
     }
 
-    /// Makes the first root, around the queued objects (L2).
+    /// Makes the first root, around the queued objects.
     pub(crate) fn first_root(&mut self) {
         let mut world: Option<Aabb<V>> = None;
         for &s in &self.core.pending {
@@ -162,7 +162,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     }
 
     /// Doubles the root towards the object (centre `p`) until the root can
-    /// hold it (L4).
+    /// hold it.
     ///
     /// # Errors
     /// [`Error::WorldTooLarge`] when it would take an absurd number of

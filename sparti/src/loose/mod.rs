@@ -1,4 +1,4 @@
-//! The loose trees: the loose octree and the loose quadtree (S3), one
+//! The loose trees: the loose octree and the loose quadtree, one
 //! generic source.
 //!
 //! Split by operation, one `impl` block a file, like the orthtrees:
@@ -93,7 +93,7 @@ impl<V: Vector> Default for LooseConfig<V> {
 }
 
 /// How [`SpatialIndex::update`](crate::SpatialIndex::update) handled the moves of a [`LooseOrthtree`]
-/// since the last [`SpatialIndex::reset_counters`](crate::SpatialIndex::reset_counters) (L3).
+/// since the last [`SpatialIndex::reset_counters`](crate::SpatialIndex::reset_counters).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LooseUpdateCounts {
     /// Updates where the object stayed in its node: the same cell holds its
@@ -126,7 +126,7 @@ pub(crate) struct Node<V: Vector> {
     pub life: crate::kernel::Lifecycle,
 }
 
-/// A loose octree (3D) or loose quadtree (2D) (S3): an orthtree whose nodes'
+/// A loose octree (3D) or loose quadtree (2D): an orthtree whose nodes'
 /// bounds are their cells enlarged by a looseness factor (default 2), so an
 /// object is placed by its centre and its size, never held high up by a
 /// split plane it happens to straddle.
@@ -138,15 +138,15 @@ pub(crate) struct Node<V: Vector> {
 ///   needed. With a [`LooseConfig::leaf_capacity`] above 0, it stops early
 ///   in a leaf with room, and sinks to its level only where it is crowded.
 /// - Insertions are queued and built in one pass by `flush` (or
-///   `end_frame`); queries before it test them one by one (L2).
+///   `end_frame`); queries before it test them one by one.
 /// - A moved object whose centre stays in its cell and whose size gives the
 ///   same level is updated in place: only its copied box changes. Otherwise
 ///   it climbs to the first ancestor that can hold it and descends from
-///   there (L3). See [`LooseOrthtree::update_counts`].
-/// - The root doubles when an object's centre leaves its cell (L4); or, by
+///   there. See [`LooseOrthtree::update_counts`].
+/// - The root doubles when an object's centre leaves its cell; or, by
 ///   [`OutOfBounds`], the object is refused or removed.
 /// - Empty leaves are pruned after 8 idle frames; a leaf reused before its
-///   death doubles its lifespan, up to 64 (L5).
+///   death doubles its lifespan, up to 64.
 ///
 /// Pairs come from the search every structure shares: a hierarchical
 /// loose grid over the objects' boxes, rebuilt by a counting sort at each
@@ -206,9 +206,9 @@ pub struct LooseOrthtree<V: Vector, T> {
     flat: Spare<pairs::Flat<V>>,
 }
 
-/// The loose octree (S3, 3D).
+/// The loose octree (3D).
 pub type LooseOctree<T = ()> = LooseOrthtree<Vec3, T>;
-/// The loose quadtree (S3, 2D).
+/// The loose quadtree (2D).
 pub type LooseQuadtree<T = ()> = LooseOrthtree<Vec2, T>;
 
 impl<V: Vector, T> Default for LooseOrthtree<V, T> {
@@ -302,7 +302,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     }
 
     /// Calls `f(cell, loose_bounds, depth, object_count)` for every node,
-    /// parents before children: for drawing the tree (M3).
+    /// parents before children: for drawing the tree.
     pub fn for_each_cell(&self, mut f: impl FnMut(&Aabb<V>, &Aabb<V>, usize, usize)) {
         if self.core.root == NONE {
             return;

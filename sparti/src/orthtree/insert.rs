@@ -1,5 +1,5 @@
-//! Insertion: the pending queue and its one-pass build (L2), placing an
-//! object in the deepest node that contains it, and growing the root (L4).
+//! Insertion: the pending queue and its one-pass build, placing an
+//! object in the deepest node that contains it, and growing the root.
 
 use core::mem::take;
 
@@ -25,7 +25,7 @@ impl<V: Vector, T> Orthtree<V, T> {
         Ok(())
     }
 
-    /// Makes the first root, around the queued objects (L2).
+    /// Makes the first root, around the queued objects.
     pub(crate) fn first_root(&mut self) {
         let mut world = self.config.world;
         for &s in &self.core.pending {
@@ -174,7 +174,7 @@ impl<V: Vector, T> Orthtree<V, T> {
         }
     }
 
-    /// Doubles the root towards `aabb` until it contains it (L4).
+    /// Doubles the root towards `aabb` until it contains it.
     ///
     /// # Errors
     /// [`Error::WorldTooLarge`] when it would take an absurd number of
