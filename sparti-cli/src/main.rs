@@ -90,9 +90,8 @@ enum DemoCommand {
         /// How many discs.
         #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(2..=5000))]
         discs: u64,
-        /// The structure whose nodes are drawn first (quadtree,
-        /// loose-quadtree, bsp, octree or brute); all of them run.
-        #[arg(long, value_enum, default_value = "quadtree")]
+        /// The structure whose nodes are drawn first; all of them run.
+        #[arg(long, default_value = "quadtree", value_parser = lanes(&demo::discs::STRUCTURES))]
         structure: IndexName,
         #[command(flatten)]
         common: DemoArgs,
@@ -101,13 +100,22 @@ enum DemoCommand {
     /// prints the node churn that lazy pruning saves, pair tests
     /// and objects per node.
     Bullets {
-        /// The structure whose nodes are drawn first (octree,
-        /// loose-octree, bsp or brute); all of them run.
-        #[arg(long, value_enum, default_value = "octree")]
+        /// The structure whose nodes are drawn first; all of them run.
+        #[arg(long, default_value = "octree", value_parser = lanes(&demo::bullets::STRUCTURES))]
         structure: IndexName,
         #[command(flatten)]
         common: DemoArgs,
     },
+}
+
+/// A demo's structures as the values `--structure` accepts (and `--help`
+/// lists).
+fn lanes(
+    names: &'static [&'static str],
+) -> impl clap::builder::TypedValueParser<Value = IndexName> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(names.iter().copied())
+        .map(|s| IndexName::from_str(&s, false).expect("a demo's lanes are structures"))
 }
 
 /// Options of both demos.
