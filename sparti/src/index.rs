@@ -58,6 +58,7 @@ impl Handle {
 ///     .with_static(true);
 /// assert!(wall.is_static);
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Debug, PartialEq)]
 pub struct ObjectDesc<V: Vector, T> {
     /// The bounds.
@@ -158,6 +159,36 @@ impl<V: Vector, T> Object<V, T> {
         })
     }
 
+    /// The description that makes this object again: for saving an index
+    /// (with the `serde` feature, descriptions serialize) and loading it
+    /// into any structure with [`SpatialIndex::insert_many`], whose handles
+    /// come back in the same order.
+    ///
+    /// # Example
+    /// ```
+    /// use glam::Vec2;
+    /// use sparti::{Bsp2, ObjectDesc, Quadtree, Shape, SpatialIndex};
+    /// let mut level = Quadtree::<String>::new();
+    /// level.insert(ObjectDesc::new(Shape::rect(Vec2::ZERO, Vec2::ONE), "door".to_string()).with_static(true)).unwrap();
+    /// let saved: Vec<_> = level.objects().map(|(_, o)| o.to_desc()).collect();
+    /// let mut loaded = Bsp2::<String>::new();
+    /// let handles = loaded.insert_many(saved).unwrap();
+    /// assert_eq!(loaded.get(handles[0]).unwrap().value, "door");
+    /// assert!(loaded.get(handles[0]).unwrap().is_static);
+    /// ```
+    pub fn to_desc(&self) -> ObjectDesc<V, T>
+    where
+        T: Clone,
+    {
+        ObjectDesc {
+            shape: self.shape,
+            value: self.value.clone(),
+            layer: self.layer,
+            mask: self.mask,
+            is_static: self.is_static,
+        }
+    }
+
     /// True when these two objects form a pair: not both static, each
     /// one's layer in the other's mask, their layers colliding in the
     /// matrix, and the exact shapes overlapping (touching included). The
@@ -193,6 +224,7 @@ impl<V: Vector, T> Object<V, T> {
 /// tree.query_radius(Vec2::ZERO, 3.0, Filter::ALL, &mut found);
 /// assert_eq!(found.len(), 2);
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Filter {
     /// Layer bits to keep.

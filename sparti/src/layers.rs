@@ -37,6 +37,7 @@
 /// // bonus-hero and rocket-hero (they touch at x = 0), never bonus-rocket.
 /// assert_eq!(names, vec![("bonus", "hero"), ("rocket", "hero")]);
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LayerMatrix {
     /// `rows[i]` has bit `j` set when layer `i` collides with layer `j`.

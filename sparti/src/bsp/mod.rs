@@ -57,6 +57,7 @@ use crate::{Error, Handle, OutOfBounds, ValidationError};
 /// let bsp = Bsp2::<u32>::with_config(config).unwrap();
 /// assert_eq!(bsp.config().min_dimension, 32.0);
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BspConfig<V: Vector> {
     /// The root region, used exactly as given (it is not made a cube: that

@@ -5,6 +5,7 @@ use crate::Error;
 
 /// The bounds of an object: a sphere (circle in 2D) or an axis-aligned box
 /// (rectangle in 2D).
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Shape<V: Vector> {
     /// A ball.

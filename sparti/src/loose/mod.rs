@@ -47,6 +47,7 @@ const LEVELS: usize = 512;
 const PAD_CAP: f64 = (1u128 << 110) as f64;
 
 /// Settings of a [`LooseOrthtree`].
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LooseConfig<V: Vector> {
     /// The region the root must enclose from the start. `None`: the bounds

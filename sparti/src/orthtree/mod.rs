@@ -22,6 +22,7 @@ use crate::{Error, Handle, ValidationError};
 pub(crate) use crate::index::within_limits;
 
 /// What an orthtree does with an object outside its root region.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OutOfBounds {
     /// The root doubles towards the object until it holds it (default).
@@ -54,6 +55,7 @@ pub enum OutOfBounds {
 /// assert!(Octree::<u32>::with_config(OrthtreeConfig { min_node_size: -1.0, ..config }).is_err());
 /// # drop(tree);
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OrthtreeConfig<V: Vector> {
     /// The region the root must enclose at first. `None`: the bounds of the
