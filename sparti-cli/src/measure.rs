@@ -209,7 +209,8 @@ impl Config {
     }
 
     /// The Rust expression that builds this structure in dimension `dim`
-    /// (settings equal to the defaults left out).
+    /// (settings equal to the defaults left out), ready to paste: a value
+    /// of the structure's type, not a `Result`.
     pub fn code(&self, dim: usize) -> String {
         let ty = self.structure().type_name(dim);
         let d = Config::default_of(self.structure());
@@ -267,7 +268,7 @@ impl Config {
             _ => "BspConfig",
         };
         format!(
-            "{ty}::with_config({cfg} {{ {}, ..Default::default() }})",
+            "{ty}::with_config({cfg} {{ {}, ..Default::default() }}).expect(\"valid settings\")",
             fields.join(", ")
         )
     }
@@ -799,14 +800,15 @@ mod tests {
         };
         assert_eq!(
             c.code(2),
-            "LooseQuadtree::with_config(LooseConfig { min_node_size: 2.0, looseness: 1.5, ..Default::default() })"
+            "LooseQuadtree::with_config(LooseConfig { min_node_size: 2.0, looseness: 1.5, ..Default::default() }).expect(\"valid settings\")"
         );
+        // The printed expression, pasted: a value of the structure's type.
         let _: LooseQuadtree<u32> = LooseQuadtree::with_config(LooseConfig {
             min_node_size: 2.0,
             looseness: 1.5,
             ..Default::default()
         })
-        .unwrap();
+        .expect("valid settings");
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
         assert!(typical_size(&discs()) > 0.0);
