@@ -245,11 +245,11 @@ impl<V: Vector, T> Bsp<V, T> {
     /// (NaN, infinite, inverted) or beyond `+-2^60`.
     pub fn with_config(config: BspConfig<V>) -> Result<Self, Error> {
         let m = config.min_dimension;
-        crate::kernel::check_config(
-            m,
-            "min_dimension must be finite, > 0 and <= 2^60",
-            config.world.as_ref(),
-        )?;
+        let what = "min_dimension must be finite, > 0 and <= 2^60";
+        if m == 0.0 {
+            return Err(Error::InvalidConfig(what));
+        }
+        crate::kernel::check_config(m, what, config.world.as_ref())?;
         Ok(Self {
             config,
             core: Core::default(),

@@ -701,8 +701,9 @@ pub(crate) trait Family<V: Vector, T>: Sized {
 }
 
 /// Checks the settings every family shares: its smallest cell size
-/// (`size`, named `what` in the error) finite, positive and within the
-/// coordinate limits, and a preset world finite and within them.
+/// (`size`, named `what` in the error) finite, positive (or 0: chosen at
+/// the first build, [`auto_cell_size`]) and within the coordinate limits,
+/// and a preset world finite and within them.
 ///
 /// # Errors
 /// [`Error::InvalidConfig`].
@@ -711,7 +712,7 @@ pub(crate) fn check_config<V: Vector>(
     size_error: &'static str,
     world: Option<&Aabb<V>>,
 ) -> Result<(), Error> {
-    if !(size.is_finite() && size > 0.0 && size <= crate::MAX_COORDINATE) {
+    if !(size.is_finite() && size >= 0.0 && size <= crate::MAX_COORDINATE) {
         return Err(Error::InvalidConfig(size_error));
     }
     if let Some(w) = world {
@@ -722,6 +723,50 @@ pub(crate) fn check_config<V: Vector>(
         }
     }
     Ok(())
+}
+
+/// How many times the typical object's size the automatic smallest cell
+/// is (then rounded up to a power of two): measured on the `frames`
+/// example, 1,000 to 100,000 moving spheres of sizes 1 to 3, smallest
+/// cells of 1, 2, 4, 8 and 16 (BENCHMARKS.md, sixth session).
+const AUTO_CELLS_PER_OBJECT: f32 = 4.0;
+
+/// The smallest cell size a tree chooses at its first build when its
+/// settings leave it at 0: [`AUTO_CELLS_PER_OBJECT`] times the median of
+/// the objects' largest sides, rounded up to a power of two. Objects of
+/// no size (points) fall back on the size of the region they span over
+/// 1,024, and an empty or one-point batch on 1.
+pub(crate) fn auto_cell_size<V: Vector, T>(store: &Store<Object<V, T>>, pending: &[u32]) -> f32 {
+    let mut sides: Vec<f32> = pending
+        .iter()
+        .map(|&s| {
+            let b = store.obj(s).aabb;
+            (b.max - b.min).max_element()
+        })
+        .collect();
+    let typical = if sides.is_empty() {
+        0.0
+    } else {
+        let mid = sides.len() / 2;
+        *sides.select_nth_unstable_by(mid, f32::total_cmp).1 * AUTO_CELLS_PER_OBJECT
+    };
+    let size = if typical > 0.0 {
+        typical
+    } else {
+        let mut span: Option<Aabb<V>> = None;
+        for &s in pending {
+            let b = store.obj(s).aabb;
+            span = Some(span.map_or(b, |w| w.union(&b)));
+        }
+        span.map_or(0.0, |w| (w.max - w.min).max_element() / 1024.0)
+    };
+    if !(size.is_finite() && size > 0.0) {
+        return 1.0;
+    }
+    // A power of two (exact, so cells nest without rounding), within the
+    // coordinate limit and above the smallest normal number.
+    let p = size.log2().ceil().clamp(-120.0, 59.0);
+    2f32.powi(p as i32)
 }
 
 /// The pair search of the objects in the tree (not the queued ones): on

@@ -56,9 +56,15 @@ pub struct LooseConfig<V: Vector> {
     /// lower corner whose half-open cell holds the whole world: its side is
     /// strictly larger than the world's extent.
     pub world: Option<Aabb<V>>,
-    /// The side of the smallest cells (default 1): objects smaller than
-    /// their pad all live at this level. The root's side is this times a
-    /// power of two.
+    /// The side of the smallest cells: objects smaller than their pad all
+    /// live at this level. The root's side is this times a power of two.
+    /// Default 0: chosen at the first build, four times the median
+    /// object's largest side rounded up to a power of two (about what the
+    /// pair search and the moves run fastest with); with a preset world,
+    /// the root is then made at the first build too, except under the
+    /// `Reject` and `Remove` policies, which need the root from the start
+    /// to judge insertions: there it is 1.
+    /// [`LooseOrthtree::config`] tells the value chosen.
     pub min_node_size: f32,
     /// How much larger than its cell a node's loose bounds are (default 2:
     /// twice the side, half a cell of slack on each face). Must be finite
@@ -85,7 +91,7 @@ impl<V: Vector> Default for LooseConfig<V> {
     fn default() -> Self {
         Self {
             world: None,
-            min_node_size: 1.0,
+            min_node_size: 0.0,
             looseness: 2.0,
             out_of_bounds: OutOfBounds::Grow,
             leaf_capacity: 0,
@@ -168,8 +174,8 @@ pub(crate) struct Node<V: Vector> {
 /// use sparti::{Aabb, LooseConfig, LooseOctree, ObjectDesc, Shape, SpatialIndex};
 ///
 /// let world = Aabb::new(Vec3::ZERO, Vec3::splat(60.0)).unwrap();
-/// let mut tree: LooseOctree<&str> =
-///     LooseOctree::with_config(LooseConfig { world: Some(world), ..Default::default() }).unwrap();
+/// let config = LooseConfig { world: Some(world), min_node_size: 1.0, ..Default::default() };
+/// let mut tree: LooseOctree<&str> = LooseOctree::with_config(config).unwrap();
 /// // The root cell is 64 wide (level 6). With looseness 2 a cell of side s
 /// // holds objects of half extent up to s / 2, whatever their position.
 /// let pebble = tree.insert(ObjectDesc::new(Shape::sphere(Vec3::splat(31.9), 0.4), "pebble")).unwrap();
@@ -235,31 +241,45 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let m = config.min_node_size;
         crate::kernel::check_config(
             m,
-            "min_node_size must be finite, > 0 and <= 2^60",
+            "min_node_size must be finite, >= 0 (0: automatic) and <= 2^60",
             config.world.as_ref(),
         )?;
         let k = config.looseness;
         if !(k.is_finite() && k > 1.0) {
             return Err(Error::InvalidConfig("looseness must be finite and > 1"));
         }
-        let base = (f64::from(k) - 1.0) * 0.5 * f64::from(m);
-        let pads = (0..LEVELS)
-            .map(|l| (base * 2f64.powi(l as i32)).min(PAD_CAP) as f32)
-            .collect();
         let mut t = Self {
             config,
-            pads,
-            base,
+            pads: Vec::new(),
+            base: 0.0,
             core: Core::default(),
             moves: LooseUpdateCounts::default(),
             work: Vec::new(),
             flat: Spare::default(),
         };
+        if m == 0.0 && t.config.world.is_some() && t.config.out_of_bounds != OutOfBounds::Grow {
+            // The `Reject` and `Remove` policies judge the first insertions
+            // against a preset world's root, so it is made now, with the
+            // classic smallest cell.
+            t.set_min_node_size(1.0);
+        } else if m > 0.0 {
+            t.set_min_node_size(m);
+        }
         t.make_preset_root();
         Ok(t)
     }
 
-    /// The settings.
+    /// Fixes the smallest cells' side and the pads that follow from it.
+    pub(crate) fn set_min_node_size(&mut self, m: f32) {
+        self.config.min_node_size = m;
+        self.base = (f64::from(self.config.looseness) - 1.0) * 0.5 * f64::from(m);
+        self.pads = (0..LEVELS)
+            .map(|l| (self.base * 2f64.powi(l as i32)).min(PAD_CAP) as f32)
+            .collect();
+    }
+
+    /// The settings (with the minimum node size chosen at the first
+    /// build, when it was left automatic).
     pub fn config(&self) -> &LooseConfig<V> {
         &self.config
     }

@@ -25,8 +25,13 @@ impl<V: Vector, T> Orthtree<V, T> {
         Ok(())
     }
 
-    /// Makes the first root, around the queued objects.
+    /// Makes the first root, around the queued objects (choosing the
+    /// minimum node size from them if it was left automatic).
     pub(crate) fn first_root(&mut self) {
+        if self.config.min_node_size == 0.0 {
+            self.config.min_node_size =
+                crate::kernel::auto_cell_size(&self.core.store, &self.core.pending);
+        }
         let mut world = self.config.world;
         for &s in &self.core.pending {
             let b = self.core.store.obj(s).aabb;

@@ -61,8 +61,11 @@ pub struct OrthtreeConfig<V: Vector> {
     /// The region the root must enclose at first. `None`: the bounds of the
     /// objects of the first build.
     pub world: Option<Aabb<V>>,
-    /// Nodes whose side is at most this do not split (default 1). The root's
-    /// side is this times a power of two.
+    /// Nodes whose side is at most this do not split. The root's side is
+    /// this times a power of two. Default 0: chosen at the first build,
+    /// four times the median object's largest side rounded up to a power
+    /// of two (about what the pair search and the moves run fastest with);
+    /// [`Orthtree::config`] tells the value chosen.
     pub min_node_size: f32,
     /// What happens to objects outside the root region.
     pub out_of_bounds: OutOfBounds,
@@ -72,7 +75,7 @@ impl<V: Vector> Default for OrthtreeConfig<V> {
     fn default() -> Self {
         Self {
             world: None,
-            min_node_size: 1.0,
+            min_node_size: 0.0,
             out_of_bounds: OutOfBounds::Grow,
         }
     }
@@ -210,7 +213,7 @@ impl<V: Vector, T> Orthtree<V, T> {
         let m = config.min_node_size;
         crate::kernel::check_config(
             m,
-            "min_node_size must be finite, > 0 and <= 2^60",
+            "min_node_size must be finite, >= 0 (0: automatic) and <= 2^60",
             config.world.as_ref(),
         )?;
         Ok(Self {
@@ -222,7 +225,8 @@ impl<V: Vector, T> Orthtree<V, T> {
         })
     }
 
-    /// The settings.
+    /// The settings (with the minimum node size chosen at the first
+    /// build, when it was left automatic).
     pub fn config(&self) -> &OrthtreeConfig<V> {
         &self.config
     }
