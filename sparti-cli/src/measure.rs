@@ -191,15 +191,24 @@ impl Config {
     /// The settings as `name value` pairs, e.g. `min_node_size 2, looseness 1.5`
     /// (`-` for the brute force).
     pub fn params(&self) -> String {
+        // 0: the library chooses it at the first build.
+        let size = |m: f32| {
+            if m == 0.0 {
+                "automatic".to_string()
+            } else {
+                m.to_string()
+            }
+        };
         match *self {
             Config::Brute => "-".to_string(),
-            Config::Orthtree { min_node_size } => format!("min_node_size {min_node_size}"),
+            Config::Orthtree { min_node_size } => format!("min_node_size {}", size(min_node_size)),
             Config::Loose {
                 min_node_size,
                 looseness,
                 leaf_capacity,
             } => format!(
-                "min_node_size {min_node_size}, looseness {looseness}, leaf_capacity {leaf_capacity}"
+                "min_node_size {}, looseness {looseness}, leaf_capacity {leaf_capacity}",
+                size(min_node_size)
             ),
             Config::Bsp {
                 min_dimension,
