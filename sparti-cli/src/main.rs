@@ -131,7 +131,8 @@ struct DemoArgs {
     /// Where --headless writes its images (default: sparti-demo-NAME).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// With --headless, write every Kth frame (and the last).
+    /// With --headless, write every Kth frame as a PNG (and the last; the
+    /// GIF takes every other frame).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     every: u64,
     /// Random seed of the scene.

@@ -210,22 +210,33 @@ fn the_automatic_minimum_node_size_comes_from_the_first_build() {
         23,
     );
     // Later builds keep it, whatever they hold.
-    oct.insert(ObjectDesc::new(Shape::sphere(Vec3::splat(30.0), 20.0), 9999))
-        .unwrap();
+    oct.insert(ObjectDesc::new(
+        Shape::sphere(Vec3::splat(30.0), 20.0),
+        9999,
+    ))
+    .unwrap();
     oct.flush();
     assert_eq!(oct.config().min_node_size, want);
     // Points only: a size from the region they span; nothing: 1.
     let mut points = Orthtree::<Vec3, u32>::new();
     for i in 0..10 {
         points
-            .insert(ObjectDesc::new(Shape::sphere(Vec3::splat(i as f32 * 100.0), 0.0), i))
+            .insert(ObjectDesc::new(
+                Shape::sphere(Vec3::splat(i as f32 * 100.0), 0.0),
+                i,
+            ))
             .unwrap();
     }
     points.flush();
     points.validate().unwrap();
-    assert_eq!(points.config().min_node_size, 1.0, "900 x sqrt(3)... / 1024 rounds up to 1");
+    assert_eq!(
+        points.config().min_node_size,
+        1.0,
+        "900 x sqrt(3)... / 1024 rounds up to 1"
+    );
     let mut one = Orthtree::<Vec3, u32>::new();
-    one.insert(ObjectDesc::new(Shape::sphere(Vec3::ZERO, 0.0), 0)).unwrap();
+    one.insert(ObjectDesc::new(Shape::sphere(Vec3::ZERO, 0.0), 0))
+        .unwrap();
     one.flush();
     one.validate().unwrap();
     assert_eq!(one.config().min_node_size, 1.0);

@@ -24,7 +24,7 @@ use sparti::{
 };
 
 use super::lane::{Body, Form, Lane, Runner, check_pairs};
-use super::render::{BACKGROUND, BULLET, Canvas, OBSTACLE, OUTLINE};
+use super::render::{BACKGROUND, BULLET, Canvas, OBSTACLE};
 use super::{Demo, churn_table, figures_table};
 
 /// The world's far corner (the near one is the origin).
@@ -247,9 +247,9 @@ impl Demo for Bullets {
                 BULLET,
             );
         }
-        for (min, max, _, _) in self.lanes[lane].nodes() {
-            canvas.outline_rect(min.x * s, min.y * s, max.x * s, max.y * s, OUTLINE);
-        }
+        let l = &self.lanes[lane];
+        let nodes = super::draw_nodes(canvas, &l.nodes(), s);
+        super::caption(canvas, l.name(), self.frame as u64, nodes);
     }
 
     fn report(&self) -> String {

@@ -712,7 +712,7 @@ pub(crate) fn check_config<V: Vector>(
     size_error: &'static str,
     world: Option<&Aabb<V>>,
 ) -> Result<(), Error> {
-    if !(size.is_finite() && size >= 0.0 && size <= crate::MAX_COORDINATE) {
+    if !(size.is_finite() && (0.0..=crate::MAX_COORDINATE).contains(&size)) {
         return Err(Error::InvalidConfig(size_error));
     }
     if let Some(w) = world {
