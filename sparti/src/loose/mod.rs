@@ -213,9 +213,45 @@ pub struct LooseOrthtree<V: Vector, T> {
     flat: Spare<pairs::Flat<V>>,
 }
 
-/// The loose octree (3D).
+/// The loose octree: each object in the cell of its centre, at the level of
+/// its size, in nodes whose bounds reach beyond their cells, so that
+/// objects on cell borders do not pile up near the root. Every method is
+/// [`SpatialIndex`](crate::SpatialIndex)'s (and [`LooseOrthtree`]'s own); settings in
+/// [`LooseConfig`].
+///
+/// # Example
+/// ```
+/// use glam::Vec3;
+/// use sparti::{LooseOctree, ObjectDesc, Shape, SpatialIndex};
+/// let mut swarm = LooseOctree::<u32>::new();
+/// for i in 0..100 {
+///     let p = Vec3::new(i as f32, 0.0, 0.0); // each touches the next
+///     swarm.insert(ObjectDesc::new(Shape::sphere(p, 0.6), i)).unwrap();
+/// }
+/// swarm.end_frame();
+/// let mut pairs = Vec::new();
+/// swarm.pairs(&mut pairs);
+/// assert_eq!(pairs.len(), 99);
+/// swarm.validate().unwrap();
+/// ```
 pub type LooseOctree<T = ()> = LooseOrthtree<Vec3, T>;
-/// The loose quadtree (2D).
+
+/// The loose quadtree: the loose octree's 2D twin, from the same source.
+/// Every method is [`SpatialIndex`](crate::SpatialIndex)'s (and [`LooseOrthtree`]'s own);
+/// settings in [`LooseConfig`].
+///
+/// # Example
+/// ```
+/// use glam::Vec2;
+/// use sparti::{Filter, LooseQuadtree, ObjectDesc, Shape, SpatialIndex};
+/// let mut crowd = LooseQuadtree::<&str>::new();
+/// let bob = crowd.insert(ObjectDesc::new(Shape::circle(Vec2::new(2.0, 0.0), 0.5), "bob")).unwrap();
+/// crowd.insert(ObjectDesc::new(Shape::circle(Vec2::new(9.0, 0.0), 0.5), "amy")).unwrap();
+/// crowd.end_frame();
+/// let mut near = Vec::new();
+/// crowd.nearest_k(Vec2::ZERO, 1, Filter::ALL, &mut near);
+/// assert_eq!(near[0].handle, bob);
+/// ```
 pub type LooseQuadtree<T = ()> = LooseOrthtree<Vec2, T>;
 
 impl<V: Vector, T> Default for LooseOrthtree<V, T> {

@@ -154,7 +154,7 @@ pub struct Orthtree<V: Vector, T> {
 }
 
 /// The octree: the dynamic tree of the octree article in 3D, each object in
-/// the deepest cube that contains it. Every method is [`SpatialIndex`]'s
+/// the deepest cube that contains it. Every method is [`SpatialIndex`](crate::SpatialIndex)'s
 /// (and [`Orthtree`]'s own); settings in [`OrthtreeConfig`].
 ///
 /// # Example
@@ -173,7 +173,7 @@ pub struct Orthtree<V: Vector, T> {
 pub type Octree<T = ()> = Orthtree<Vec3, T>;
 
 /// The quadtree: the octree's 2D twin, from the same source, each object in
-/// the deepest square that contains it. Every method is [`SpatialIndex`]'s
+/// the deepest square that contains it. Every method is [`SpatialIndex`](crate::SpatialIndex)'s
 /// (and [`Orthtree`]'s own); settings in [`OrthtreeConfig`].
 ///
 /// # Example
