@@ -1,4 +1,4 @@
-//! `sparti bench` (T4): every structure and the brute force on the built-in
+//! `sparti bench`: every structure and the brute force on the built-in
 //! scenarios ([`crate::scenarios`]) in 2D and 3D at several sizes, and on
 //! scene files, in one run; a table on stdout, and a report directory with
 //! `index.html`, one SVG plot per scenario (milliseconds per frame against

@@ -84,30 +84,38 @@ enum Command {
 #[derive(Subcommand)]
 enum DemoCommand {
     /// N discs bounce off the walls of a 640x480 window and off each other
-    /// (the BSP article's demo); prints pair tests (M1) and objects per
-    /// node (M2) for every structure.
+    /// (the BSP article's demo); prints pair tests and objects per
+    /// node for every structure.
     Discs {
         /// How many discs.
         #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(2..=5000))]
         discs: u64,
-        /// The structure whose nodes are drawn first (quadtree,
-        /// loose-quadtree, bsp, octree or brute); all of them run.
-        #[arg(long, value_enum, default_value = "quadtree")]
+        /// The structure whose nodes are drawn first; all of them run.
+        #[arg(long, default_value = "quadtree", value_parser = lanes(&demo::discs::STRUCTURES))]
         structure: IndexName,
         #[command(flatten)]
         common: DemoArgs,
     },
     /// A stream of fast bullets crosses a 3D world of static obstacles;
-    /// prints the node churn that lazy pruning saves (L5), pair tests (M1)
-    /// and objects per node (M2).
+    /// prints the node churn that lazy pruning saves, pair tests
+    /// and objects per node.
     Bullets {
-        /// The structure whose nodes are drawn first (octree,
-        /// loose-octree, bsp or brute); all of them run.
-        #[arg(long, value_enum, default_value = "octree")]
+        /// The structure whose nodes are drawn first; all of them run.
+        #[arg(long, default_value = "octree", value_parser = lanes(&demo::bullets::STRUCTURES))]
         structure: IndexName,
         #[command(flatten)]
         common: DemoArgs,
     },
+}
+
+/// A demo's structures as the values `--structure` accepts (and `--help`
+/// lists).
+fn lanes(
+    names: &'static [&'static str],
+) -> impl clap::builder::TypedValueParser<Value = IndexName> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(names.iter().copied())
+        .map(|s| IndexName::from_str(&s, false).expect("a demo's lanes are structures"))
 }
 
 /// Options of both demos.
@@ -123,7 +131,8 @@ struct DemoArgs {
     /// Where --headless writes its images (default: sparti-demo-NAME).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// With --headless, write every Kth frame (and the last).
+    /// With --headless, write every Kth frame as a PNG (and the last; the
+    /// GIF takes every other frame).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     every: u64,
     /// Random seed of the scene.

@@ -191,15 +191,24 @@ impl Config {
     /// The settings as `name value` pairs, e.g. `min_node_size 2, looseness 1.5`
     /// (`-` for the brute force).
     pub fn params(&self) -> String {
+        // 0: the library chooses it at the first build.
+        let size = |m: f32| {
+            if m == 0.0 {
+                "automatic".to_string()
+            } else {
+                m.to_string()
+            }
+        };
         match *self {
             Config::Brute => "-".to_string(),
-            Config::Orthtree { min_node_size } => format!("min_node_size {min_node_size}"),
+            Config::Orthtree { min_node_size } => format!("min_node_size {}", size(min_node_size)),
             Config::Loose {
                 min_node_size,
                 looseness,
                 leaf_capacity,
             } => format!(
-                "min_node_size {min_node_size}, looseness {looseness}, leaf_capacity {leaf_capacity}"
+                "min_node_size {}, looseness {looseness}, leaf_capacity {leaf_capacity}",
+                size(min_node_size)
             ),
             Config::Bsp {
                 min_dimension,
@@ -209,7 +218,8 @@ impl Config {
     }
 
     /// The Rust expression that builds this structure in dimension `dim`
-    /// (settings equal to the defaults left out).
+    /// (settings equal to the defaults left out), ready to paste: a value
+    /// of the structure's type, not a `Result`.
     pub fn code(&self, dim: usize) -> String {
         let ty = self.structure().type_name(dim);
         let d = Config::default_of(self.structure());
@@ -267,7 +277,7 @@ impl Config {
             _ => "BspConfig",
         };
         format!(
-            "{ty}::with_config({cfg} {{ {}, ..Default::default() }})",
+            "{ty}::with_config({cfg} {{ {}, ..Default::default() }}).expect(\"valid settings\")",
             fields.join(", ")
         )
     }
@@ -799,14 +809,15 @@ mod tests {
         };
         assert_eq!(
             c.code(2),
-            "LooseQuadtree::with_config(LooseConfig { min_node_size: 2.0, looseness: 1.5, ..Default::default() })"
+            "LooseQuadtree::with_config(LooseConfig { min_node_size: 2.0, looseness: 1.5, ..Default::default() }).expect(\"valid settings\")"
         );
+        // The printed expression, pasted: a value of the structure's type.
         let _: LooseQuadtree<u32> = LooseQuadtree::with_config(LooseConfig {
             min_node_size: 2.0,
             looseness: 1.5,
             ..Default::default()
         })
-        .unwrap();
+        .expect("valid settings");
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
         assert!(typical_size(&discs()) > 0.0);

@@ -163,10 +163,8 @@ fn parse_line<V: Vector>(line: usize, text: &str) -> Result<Query<V>, String> {
                 ));
             }
             let range = nonneg(nums[2 * d + 1], "RANGE")?;
-            // 180 degrees in radians may round just above pi: clamp.
-            let rad = angle.to_radians().min(core::f32::consts::PI);
             Op::Cone(
-                Cone::new(v(0), v(d), rad, range)
+                Cone::from_degrees(v(0), v(d), angle, range)
                     .map_err(|_| "cone: zero direction".to_string())?,
             )
         }

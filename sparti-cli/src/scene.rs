@@ -1,4 +1,4 @@
-//! Scene files (T3): a CSV recording of a game's objects, frame by frame.
+//! Scene files: a CSV recording of a game's objects, frame by frame.
 //!
 //! ```text
 //! # frame,id,kind,x,y,r,hx,hy: a 2D scene

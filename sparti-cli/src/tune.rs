@@ -1,4 +1,4 @@
-//! `sparti tune` (T5): replays a scene through every structure of its
+//! `sparti tune`: replays a scene through every structure of its
 //! dimension over a grid of settings, and recommends the fastest.
 //!
 //! The grid, around the scene's typical object size `t` (the median of its

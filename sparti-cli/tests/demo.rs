@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use sparti_cli::demo::render::{BULLET, DISC, OBSTACLE, OUTLINE};
+use sparti_cli::demo::render::{BULLET, DISC, IDLE, LABEL, OBSTACLE, OUTLINE};
 
 fn sparti(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_sparti"))
@@ -94,8 +94,9 @@ fn headless_discs_writes_pngs_and_a_gif_with_discs_and_outlines() {
     ] {
         assert!(dir.join(f).is_file(), "{f} missing");
     }
-    // The GIF: 4 frames written (0, 10, 20 and the last), 640x480, each
-    // with discs and outlines in the palette's colours.
+    // The GIF: every other frame and the last (0, 2, ..., 28, 29: 16),
+    // 640x480, each with discs, outlines and the caption in the
+    // palette's colours.
     let file = std::fs::File::open(dir.join("discs.gif")).expect("discs.gif");
     let mut options = gif::DecodeOptions::new();
     options.set_color_output(gif::ColorOutput::RGBA);
@@ -110,9 +111,10 @@ fn headless_discs_writes_pngs_and_a_gif_with_discs_and_outlines() {
             .collect();
         assert!(count(&px, DISC) > 5_000, "GIF frame {frames}: discs");
         assert!(count(&px, OUTLINE) > 2_500, "GIF frame {frames}: outlines");
+        assert!(count(&px, LABEL) > 200, "GIF frame {frames}: caption");
         frames += 1;
     }
-    assert_eq!(frames, 4, "GIF frames");
+    assert_eq!(frames, 16, "GIF frames");
 
     let (w, h, px) = decode_png(&dir.join("frame-0029.png"));
     assert_eq!((w, h), (640, 480));
@@ -177,6 +179,10 @@ fn headless_bullets_draws_obstacles_bullets_and_outlines_and_reports_churn() {
     let bullets = count(&px, BULLET);
     assert!((50..5_000).contains(&bullets), "{bullets} bullet pixels");
     assert!(count(&px, OUTLINE) > 1_000, "outlines");
+    // The bullets' trail leaves empty leaves that lazy pruning keeps: drawn
+    // dim, and the caption says how many.
+    assert!(count(&px, IDLE) > 100, "empty leaves kept alive");
+    assert!(count(&px, LABEL) > 200, "caption");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -184,7 +190,12 @@ fn headless_bullets_draws_obstacles_bullets_and_outlines_and_reports_churn() {
 fn demo_rejects_a_structure_of_the_other_dimension() {
     let out = sparti(&["demo", "bullets", "--structure", "quadtree", "--headless"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("runs octree"));
+    // The error names the values the demo takes (as `--help` lists them).
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("possible values: octree, loose-octree, bsp, brute"),
+        "{err}"
+    );
     assert!(out.stdout.is_empty());
 }
 

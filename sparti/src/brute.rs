@@ -1,4 +1,4 @@
-//! The brute force (S5): every object against every other. The oracle of
+//! The brute force: every object against every other. The oracle of
 //! the tests and the baseline of the benchmarks.
 
 use crate::geometry::{Ray, Region, Shape, Vector};

@@ -3,15 +3,33 @@
 use crate::Handle;
 
 /// Why an operation was refused. Nothing is changed when an operation fails.
+///
+/// # Example
+/// ```
+/// use glam::Vec3;
+/// use sparti::{Error, ObjectDesc, Octree, Shape, SpatialIndex};
+/// let mut tree = Octree::<()>::new();
+/// let bad = ObjectDesc::new(Shape::sphere(Vec3::new(f32::NAN, 0.0, 0.0), 1.0), ());
+/// match tree.insert(bad) {
+///     Err(Error::NonFinite) => {} // log it and skip the object
+///     other => panic!("{other:?}"),
+/// }
+/// assert!(tree.is_empty()); // nothing changed
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
     /// A coordinate, radius or distance is NaN or infinite (or large enough
     /// that the box computed from it overflows).
     #[error("a coordinate or size is NaN or infinite")]
     NonFinite,
-    /// A radius, half extent, range or angle is negative or out of range.
+    /// A radius, half extent or range is negative.
     #[error("a radius, half extent or range is negative")]
     NegativeSize,
+    /// A view cone's half-angle is outside 0 to 180 degrees (0 to pi
+    /// radians: [`Cone::new`](crate::Cone::new) takes radians,
+    /// [`Cone::from_degrees`](crate::Cone::from_degrees) degrees).
+    #[error("a view cone's half-angle is outside 0 to 180 degrees (0 to pi radians)")]
+    AngleOutOfRange,
     /// A box has `min > max` on some axis.
     #[error("a box has min > max on some axis")]
     InvertedBox,

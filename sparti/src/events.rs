@@ -1,4 +1,4 @@
-//! Contact events (P5): which pairs started and stopped touching since the
+//! Contact events: which pairs started and stopped touching since the
 //! last frame, for any structure.
 
 #[cfg(doc)]

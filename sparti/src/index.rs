@@ -12,6 +12,20 @@ use crate::{Error, LayerMatrix, ValidationError};
 /// ever, and every operation given it returns [`Error::StaleHandle`], even if
 /// its slot is reused by a new object. Handles order by slot then
 /// generation, which gives pairs and results a deterministic order.
+///
+/// # Example
+/// ```
+/// use glam::Vec2;
+/// use sparti::{Error, ObjectDesc, Quadtree, Shape, SpatialIndex};
+/// let mut tree = Quadtree::<&str>::new();
+/// let h = tree.insert(ObjectDesc::new(Shape::circle(Vec2::ZERO, 1.0), "bat")).unwrap();
+/// assert_eq!(tree.get(h).unwrap().value, "bat");
+/// assert_eq!(tree.remove(h), Ok("bat"));
+/// // The slot is reused, the old handle stays stale.
+/// let h2 = tree.insert(ObjectDesc::new(Shape::circle(Vec2::ZERO, 1.0), "rat")).unwrap();
+/// assert_eq!(h2.index(), h.index());
+/// assert_eq!(tree.get(h).err(), Some(Error::StaleHandle(h)));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Handle {
     pub(crate) index: u32,
@@ -44,6 +58,7 @@ impl Handle {
 ///     .with_static(true);
 /// assert!(wall.is_static);
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Debug, PartialEq)]
 pub struct ObjectDesc<V: Vector, T> {
     /// The bounds.
@@ -144,6 +159,36 @@ impl<V: Vector, T> Object<V, T> {
         })
     }
 
+    /// The description that makes this object again: for saving an index
+    /// (with the `serde` feature, descriptions serialize) and loading it
+    /// into any structure with [`SpatialIndex::insert_many`], whose handles
+    /// come back in the same order.
+    ///
+    /// # Example
+    /// ```
+    /// use glam::Vec2;
+    /// use sparti::{Bsp2, ObjectDesc, Quadtree, Shape, SpatialIndex};
+    /// let mut level = Quadtree::<String>::new();
+    /// level.insert(ObjectDesc::new(Shape::rect(Vec2::ZERO, Vec2::ONE), "door".to_string()).with_static(true)).unwrap();
+    /// let saved: Vec<_> = level.objects().map(|(_, o)| o.to_desc()).collect();
+    /// let mut loaded = Bsp2::<String>::new();
+    /// let handles = loaded.insert_many(saved).unwrap();
+    /// assert_eq!(loaded.get(handles[0]).unwrap().value, "door");
+    /// assert!(loaded.get(handles[0]).unwrap().is_static);
+    /// ```
+    pub fn to_desc(&self) -> ObjectDesc<V, T>
+    where
+        T: Clone,
+    {
+        ObjectDesc {
+            shape: self.shape,
+            value: self.value.clone(),
+            layer: self.layer,
+            mask: self.mask,
+            is_static: self.is_static,
+        }
+    }
+
     /// True when these two objects form a pair: not both static, each
     /// one's layer in the other's mask, their layers colliding in the
     /// matrix, and the exact shapes overlapping (touching included). The
@@ -162,6 +207,24 @@ impl<V: Vector, T> Object<V, T> {
 }
 
 /// Which objects a query returns: those with `layer & layers != 0`.
+///
+/// # Example
+/// ```
+/// use glam::Vec2;
+/// use sparti::{Filter, ObjectDesc, Quadtree, Shape, SpatialIndex};
+/// const ENEMY: u32 = 1 << 1;
+/// let mut tree = Quadtree::<&str>::new();
+/// tree.insert(ObjectDesc::new(Shape::circle(Vec2::ZERO, 1.0), "ally")).unwrap();
+/// let orc = tree
+///     .insert(ObjectDesc::new(Shape::circle(Vec2::X, 1.0), "orc").with_layer(ENEMY))
+///     .unwrap();
+/// let mut found = Vec::new();
+/// tree.query_radius(Vec2::ZERO, 3.0, Filter::layers(ENEMY), &mut found);
+/// assert_eq!(found, vec![orc]);
+/// tree.query_radius(Vec2::ZERO, 3.0, Filter::ALL, &mut found);
+/// assert_eq!(found.len(), 2);
+/// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Filter {
     /// Layer bits to keep.
@@ -257,7 +320,7 @@ pub struct Neighbor {
     pub distance: f32,
 }
 
-/// Work counters (M1), accumulated until [`SpatialIndex::reset_counters`].
+/// Work counters, accumulated until [`SpatialIndex::reset_counters`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counters {
     /// Candidate pairs whose bounding boxes were compared in pair searches.
@@ -297,7 +360,7 @@ impl Counters {
     }
 }
 
-/// Tree statistics (M2).
+/// Tree statistics.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TreeStats {
     /// Live objects.
@@ -369,7 +432,7 @@ impl TreeStats {
 /// assert!(tree.get(b).is_err()); // stale handle
 /// ```
 pub trait SpatialIndex<V: Vector, T> {
-    /// Inserts an object and returns its handle (L1).
+    /// Inserts an object and returns its handle.
     ///
     /// # Errors
     /// A malformed shape ([`Error::NonFinite`], [`Error::NegativeSize`],
@@ -377,21 +440,21 @@ pub trait SpatialIndex<V: Vector, T> {
     /// [`Error::OutsideWorld`].
     fn insert(&mut self, desc: ObjectDesc<V, T>) -> Result<Handle, Error>;
 
-    /// Inserts many objects at once (L2), returning their handles in order.
+    /// Inserts many objects at once, returning their handles in order.
     /// All are checked first: on error nothing is inserted.
     ///
     /// # Errors
     /// As [`SpatialIndex::insert`], for the first bad object.
     fn insert_many(&mut self, descs: Vec<ObjectDesc<V, T>>) -> Result<Vec<Handle>, Error>;
 
-    /// Moves or resizes an object (L3).
+    /// Moves or resizes an object.
     ///
     /// # Errors
     /// [`Error::StaleHandle`], a malformed shape, or a refusal of the
     /// structure's out-of-bounds policy; the object is then unchanged.
     fn update(&mut self, handle: Handle, shape: Shape<V>) -> Result<(), Error>;
 
-    /// Moves or resizes many objects (L3): what a loop of
+    /// Moves or resizes many objects: what a loop of
     /// [`SpatialIndex::update`] does, but every move is checked first (the
     /// handle, the shape, the coordinate limits, an out-of-bounds policy
     /// that refuses), and on error nothing is moved. With the `rayon`
@@ -519,7 +582,7 @@ pub trait SpatialIndex<V: Vector, T> {
 
     /// Housekeeping once per game frame: builds the queued insertions
     /// ([`SpatialIndex::flush`]'s first half), ages empty branches and
-    /// prunes the dead ones (L5). It sorts nothing into the grid, but if a
+    /// prunes the dead ones. It sorts nothing into the grid, but if a
     /// pair search since the last change left the grid up to date, the
     /// queries use it from here on (as after `flush`). Queries stay
     /// correct without it.
@@ -530,15 +593,15 @@ pub trait SpatialIndex<V: Vector, T> {
     /// you need a canonical one.
     fn query<R: Region<V>>(&self, region: &R, filter: Filter, out: &mut Vec<Handle>);
 
-    /// The nearest object hit by the ray within `max_dist` (Q4); ties go to
+    /// The nearest object hit by the ray within `max_dist`; ties go to
     /// the smaller handle. A NaN or negative `max_dist` hits nothing.
     fn ray_nearest(&self, ray: &Ray<V>, max_dist: f32, filter: Filter) -> Option<RayHit<V>>;
 
-    /// Every object hit by the ray within `max_dist` (Q4), into `out`
+    /// Every object hit by the ray within `max_dist`, into `out`
     /// (cleared first), sorted by distance then handle.
     fn ray_all(&self, ray: &Ray<V>, max_dist: f32, filter: Filter, out: &mut Vec<RayHit<V>>);
 
-    /// The `k` objects nearest to `point` (Q6), into `out` (cleared first),
+    /// The `k` objects nearest to `point`, into `out` (cleared first),
     /// by distance to their shape (0 inside) then handle. `k = 0` or a
     /// non-finite point finds nothing.
     ///
@@ -558,7 +621,7 @@ pub trait SpatialIndex<V: Vector, T> {
     /// ```
     fn nearest_k(&self, point: V, k: usize, filter: Filter, out: &mut Vec<Neighbor>);
 
-    /// Sets which layers collide with which (P4); applied by the pair
+    /// Sets which layers collide with which; applied by the pair
     /// search from the next call on. Default: [`LayerMatrix::ALL`].
     fn set_layer_matrix(&mut self, matrix: LayerMatrix);
 
@@ -566,25 +629,25 @@ pub trait SpatialIndex<V: Vector, T> {
     fn layer_matrix(&self) -> &LayerMatrix;
 
     /// Calls `f(a, b, object_a, object_b)` once for every overlapping pair
-    /// (P1), `a < b`, after the exact shape test, skipping static-static
-    /// pairs (P2) and pairs whose layers, masks or layer matrix exclude each
-    /// other (P4).
+    ///, `a < b`, after the exact shape test, skipping static-static
+    /// pairs and pairs whose layers, masks or layer matrix exclude each
+    /// other.
     fn for_each_pair<F>(&self, f: F)
     where
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>);
 
-    /// Counters since the last reset (M1).
+    /// Counters since the last reset.
     fn counters(&self) -> Counters;
 
     /// Zeroes the counters.
     fn reset_counters(&mut self);
 
-    /// Tree statistics (M2).
+    /// Tree statistics.
     fn stats(&self) -> TreeStats;
 
     /// Calls `f(bounds, depth, object_count)` for every node, parents before
     /// children (the brute force has no node and calls nothing): for
-    /// drawing the structure (M3) and for statistics.
+    /// drawing the structure and for statistics.
     fn for_each_node<F: FnMut(&Aabb<V>, usize, usize)>(&self, f: F);
 
     /// Checks every invariant of the structure.
@@ -600,13 +663,39 @@ pub trait SpatialIndex<V: Vector, T> {
         self.for_each_pair(|a, b, _, _| out.push(Pair { a, b }));
     }
 
-    /// Every overlapping pair with its contact record (P3) into `out`
+    /// Every overlapping pair with its contact record into `out`
     /// (cleared first).
     fn contacts(&self, out: &mut Vec<Contact<V>>) {
         out.clear();
         self.for_each_pair(|a, b, oa, ob| {
             if let Some(c) = contact_of(a, b, oa, ob) {
                 out.push(c);
+            }
+        });
+    }
+
+    /// Calls `f` with every contact record and the two objects (their
+    /// values, layers and shapes at hand, without a look-up by handle), in
+    /// the order of [`SpatialIndex::contacts`].
+    ///
+    /// # Example
+    /// ```
+    /// use glam::Vec2;
+    /// use sparti::{ObjectDesc, Quadtree, Shape, SpatialIndex};
+    /// let mut tree = Quadtree::<&str>::new();
+    /// tree.insert(ObjectDesc::new(Shape::circle(Vec2::ZERO, 1.0), "hero")).unwrap();
+    /// tree.insert(ObjectDesc::new(Shape::circle(Vec2::new(1.5, 0.0), 1.0), "slime")).unwrap();
+    /// let mut hits = Vec::new();
+    /// tree.for_each_contact(|c, a, b| hits.push((a.value, b.value, c.depth)));
+    /// assert_eq!(hits, vec![("hero", "slime", 0.5)]);
+    /// ```
+    fn for_each_contact<F>(&self, mut f: F)
+    where
+        F: FnMut(&Contact<V>, &Object<V, T>, &Object<V, T>),
+    {
+        self.for_each_pair(|a, b, oa, ob| {
+            if let Some(c) = contact_of(a, b, oa, ob) {
+                f(&c, oa, ob);
             }
         });
     }
@@ -651,7 +740,7 @@ pub trait SpatialIndex<V: Vector, T> {
         self.contacts(out);
     }
 
-    /// Objects overlapping a box (Q1).
+    /// Objects overlapping a box.
     fn query_aabb(&self, aabb: &Aabb<V>, filter: Filter, out: &mut Vec<Handle>) {
         self.query(aabb, filter, out);
     }
@@ -746,12 +835,12 @@ pub trait SpatialIndex<V: Vector, T> {
         }
     }
 
-    /// Objects overlapping a sphere (Q2).
+    /// Objects overlapping a sphere.
     fn query_sphere(&self, sphere: &Sphere<V>, filter: Filter, out: &mut Vec<Handle>) {
         self.query(sphere, filter, out);
     }
 
-    /// Objects within `radius` of a point (Q2): those whose shape comes
+    /// Objects within `radius` of a point: those whose shape comes
     /// within that distance. A NaN or negative radius finds nothing.
     fn query_radius(&self, point: V, radius: f32, filter: Filter, out: &mut Vec<Handle>) {
         match Sphere::new(point, radius) {
@@ -760,12 +849,12 @@ pub trait SpatialIndex<V: Vector, T> {
         }
     }
 
-    /// Objects not wholly outside any plane of the frustum (Q3).
+    /// Objects not wholly outside any plane of the frustum.
     fn query_frustum(&self, frustum: &Frustum<V>, filter: Filter, out: &mut Vec<Handle>) {
         self.query(frustum, filter, out);
     }
 
-    /// Objects whose centre lies in the view cone (Q5).
+    /// Objects whose centre lies in the view cone.
     ///
     /// # Example
     /// ```

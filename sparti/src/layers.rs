@@ -1,4 +1,4 @@
-//! The layer matrix (P4): which layers collide with which.
+//! The layer matrix: which layers collide with which.
 
 /// Which collision layers collide with which: a symmetric 32 x 32 bit
 /// matrix, applied inside the pair search (before the exact shape test), on
@@ -37,6 +37,7 @@
 /// // bonus-hero and rocket-hero (they touch at x = 0), never bonus-rocket.
 /// assert_eq!(names, vec![("bonus", "hero"), ("rocket", "hero")]);
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LayerMatrix {
     /// `rows[i]` has bit `j` set when layer `i` collides with layer `j`.

@@ -12,11 +12,11 @@
 //!
 //! | structure | dims | type |
 //! |---|---|---|
-//! | dynamic octree (S1) | 3D | [`Octree`] |
-//! | quadtree (S2) | 2D | [`Quadtree`] |
-//! | loose octree, loose quadtree (S3) | 3D, 2D | [`LooseOctree`], [`LooseQuadtree`] |
-//! | axis-aligned BSP (S4): splits across the largest side, for 2.5D worlds | 2D, 3D | [`Bsp2`], [`Bsp3`] ([`Bsp`]) |
-//! | brute force (S5) | 2D, 3D | [`BruteForce`] |
+//! | dynamic octree | 3D | [`Octree`] |
+//! | quadtree | 2D | [`Quadtree`] |
+//! | loose octree, loose quadtree | 3D, 2D | [`LooseOctree`], [`LooseQuadtree`] |
+//! | axis-aligned BSP: splits across the largest side, for 2.5D worlds | 2D, 3D | [`Bsp2`], [`Bsp3`] ([`Bsp`]) |
+//! | brute force | 2D, 3D | [`BruteForce`] |
 //!
 //! 2D and 3D share one source: every type is generic over a [`Vector`],
 //! implemented for [`glam::Vec2`] and [`glam::Vec3`].

@@ -1,4 +1,4 @@
-//! The queries every tree shares (Q1-Q6): one region traversal, two ray
+//! The queries every tree shares: one region traversal, two ray
 //! traversals and one k-nearest search, written once over the
 //! [`TreeNode`] view of a node pool.
 //!
@@ -546,7 +546,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
     }
 
     /// Objects selected by a region, depth-first; a subtree whose bounds lie
-    /// wholly inside the region is accepted without testing its objects (Q3).
+    /// wholly inside the region is accepted without testing its objects.
     pub fn query<R: Region<V>>(
         &self,
         scratch: &mut Scratch,

@@ -255,7 +255,7 @@ fn query_shapes_refuse_bad_input() {
     );
     assert_eq!(
         Cone::new(Vec2::ZERO, Vec2::X, 4.0, 1.0),
-        Err(Error::NegativeSize)
+        Err(Error::AngleOutOfRange)
     );
     assert_eq!(
         Cone::new(Vec2::ZERO, Vec2::X, 0.5, -1.0),
@@ -268,7 +268,15 @@ fn query_shapes_refuse_bad_input() {
 #[test]
 fn bad_configurations_are_refused() {
     use sparti::OrthtreeConfig;
-    for m in [0.0, -1.0, f32::NAN, f32::INFINITY, 1e31] {
+    // 0 is the automatic size (chosen at the first build), not an error.
+    assert!(
+        Octree::<u32>::with_config(OrthtreeConfig {
+            min_node_size: 0.0,
+            ..Default::default()
+        })
+        .is_ok()
+    );
+    for m in [-1.0, -f32::MIN_POSITIVE, f32::NAN, f32::INFINITY, 1e31] {
         let c = OrthtreeConfig::<Vec3> {
             min_node_size: m,
             ..Default::default()

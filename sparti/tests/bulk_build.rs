@@ -104,6 +104,7 @@ fn quadtree_bulk_build_is_one_by_one_build() {
     compare(
         OrthtreeConfig {
             world: Some(world),
+            min_node_size: 1.0,
             ..Default::default()
         },
         5,
@@ -138,6 +139,7 @@ fn loose_bulk_build_is_one_by_one_build() {
             world: Some(Aabb::new(Vec3::splat(-4.0), Vec3::splat(68.0)).unwrap()),
             leaf_capacity: capacity,
             looseness,
+            min_node_size: 1.0,
             ..Default::default()
         };
         same_tree(
@@ -148,10 +150,94 @@ fn loose_bulk_build_is_one_by_one_build() {
     let config = LooseConfig {
         world: Some(Aabb::new(Vec2::splat(-4.0), Vec2::splat(68.0)).unwrap()),
         leaf_capacity: 2,
+        min_node_size: 1.0,
         ..Default::default()
     };
     same_tree(
         || LooseOrthtree::<Vec2, u32>::with_config(config).unwrap(),
         16,
     );
+}
+
+/// Left at 0 (the default), the minimum node size is chosen at the first
+/// build: four times the median object's largest side, rounded up to a
+/// power of two; `config()` tells it, and later builds keep it. The bulk
+/// build and filing one by one agree once it is chosen.
+#[test]
+fn the_automatic_minimum_node_size_comes_from_the_first_build() {
+    // Sizes 1 to 3 (median about 2): 4 x 2 = 8.
+    let shapes = shapes::<Vec3>(21, 2000, 64.0);
+    let descs: Vec<_> = shapes
+        .iter()
+        .enumerate()
+        .map(|(i, s)| ObjectDesc::new(*s, i as u32))
+        .collect();
+    let mut sides: Vec<f32> = shapes
+        .iter()
+        .map(|s| {
+            let b = s.aabb();
+            (b.max - b.min).max_element()
+        })
+        .collect();
+    sides.sort_by(f32::total_cmp);
+    let want = (4.0 * sides[sides.len() / 2]).log2().ceil().exp2();
+    assert!((4.0..=16.0).contains(&want), "{want}");
+    let world = Aabb::new(Vec3::splat(-4.0), Vec3::splat(68.0)).unwrap();
+    let mut oct = Orthtree::<Vec3, u32>::with_config(OrthtreeConfig {
+        world: Some(world),
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(oct.config().min_node_size, 0.0, "not chosen before a build");
+    oct.insert_many(descs.clone()).unwrap();
+    oct.flush();
+    oct.validate().unwrap();
+    assert_eq!(oct.config().min_node_size, want);
+    let mut loose = LooseOrthtree::<Vec3, u32>::with_config(LooseConfig {
+        world: Some(world),
+        ..Default::default()
+    })
+    .unwrap();
+    loose.validate().unwrap();
+    loose.insert_many(descs).unwrap();
+    loose.flush();
+    loose.validate().unwrap();
+    assert_eq!(loose.config().min_node_size, want);
+    // Chosen, the bulk build and one-by-one filing give the same tree.
+    compare(*oct.config(), 22);
+    same_tree(
+        || LooseOrthtree::<Vec3, u32>::with_config(*loose.config()).unwrap(),
+        23,
+    );
+    // Later builds keep it, whatever they hold.
+    oct.insert(ObjectDesc::new(
+        Shape::sphere(Vec3::splat(30.0), 20.0),
+        9999,
+    ))
+    .unwrap();
+    oct.flush();
+    assert_eq!(oct.config().min_node_size, want);
+    // Points only: a size from the region they span; nothing: 1.
+    let mut points = Orthtree::<Vec3, u32>::new();
+    for i in 0..10 {
+        points
+            .insert(ObjectDesc::new(
+                Shape::sphere(Vec3::splat(i as f32 * 100.0), 0.0),
+                i,
+            ))
+            .unwrap();
+    }
+    points.flush();
+    points.validate().unwrap();
+    assert_eq!(
+        points.config().min_node_size,
+        1.0,
+        "900 x sqrt(3)... / 1024 rounds up to 1"
+    );
+    let mut one = Orthtree::<Vec3, u32>::new();
+    one.insert(ObjectDesc::new(Shape::sphere(Vec3::ZERO, 0.0), 0))
+        .unwrap();
+    one.flush();
+    one.validate().unwrap();
+    assert_eq!(one.config().min_node_size, 1.0);
 }

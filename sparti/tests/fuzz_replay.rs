@@ -232,3 +232,38 @@ fn a_sphere_is_never_hit_nearer_than_its_box() {
     };
     tiny_sphere_behind_the_origin(preset());
 }
+
+/// Finding 6 (`fuzz/regressions/ops/sphere-query-rounded-centre-distance-far-from-origin`):
+/// a sphere of radius `2^24` centred at `y = -1` and a query sphere of
+/// radius 0.5 at `y = 2^24` are 1 apart from each other's boxes, but their
+/// centre distance, `2^24 + 1`, rounds to `2^24`, as does the sum of the
+/// radii: the brute force's exact test said they touch, while the trees
+/// pruned the object by its box. A sphere query now also requires the
+/// object's box to meet the sphere, the test the trees prune by.
+fn rounded_centre_distance<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
+    let big = V::ZERO.with(1, -1.0);
+    let h = s
+        .insert(ObjectDesc::new(Shape::sphere(big, 16_777_216.0), 1))
+        .unwrap();
+    s.flush();
+    let far = V::ZERO.with(0, -46.5).with(1, 16_777_216.0);
+    let mut out = Vec::new();
+    s.query_sphere(&Sphere::new(far, 0.5).unwrap(), Filter::ALL, &mut out);
+    assert!(out.is_empty(), "{out:?}");
+    // A hair closer, they meet for every structure.
+    let near = V::ZERO.with(0, -46.5).with(1, 16_777_214.0);
+    s.query_sphere(&Sphere::new(near, 0.5).unwrap(), Filter::ALL, &mut out);
+    assert_eq!(out, vec![h]);
+}
+
+#[test]
+fn a_sphere_query_agrees_with_the_boxes_far_from_the_origin() {
+    rounded_centre_distance(BruteForce::<Vec3, u32>::new());
+    rounded_centre_distance(BruteForce::<Vec2, u32>::new());
+    rounded_centre_distance(Octree::<u32>::new());
+    rounded_centre_distance(Quadtree::<u32>::new());
+    rounded_centre_distance(LooseOctree::<u32>::new());
+    rounded_centre_distance(LooseQuadtree::<u32>::new());
+    rounded_centre_distance(Bsp3::<u32>::new());
+    rounded_centre_distance(Bsp2::<u32>::new());
+}

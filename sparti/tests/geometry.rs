@@ -1657,15 +1657,35 @@ fn check_constructors<V: Vector>((p, size, bad, axis, pos, angle, e): CtorCase<V
     prop_assert_eq!(cone.dir, ray.dir);
     prop_assert!(Cone::new(p, dir, 0.0, 0.0).is_ok());
     prop_assert!(Cone::new(p, dir, PI, pos).is_ok());
-    prop_assert_eq!(Cone::new(p, dir, -pos, pos), Err(Error::NegativeSize));
-    prop_assert_eq!(Cone::new(p, dir, PI + pos, pos), Err(Error::NegativeSize));
+    prop_assert_eq!(Cone::new(p, dir, -pos, pos), Err(Error::AngleOutOfRange));
+    prop_assert_eq!(
+        Cone::new(p, dir, PI + pos, pos),
+        Err(Error::AngleOutOfRange)
+    );
     prop_assert_eq!(
         Cone::new(p, dir, f32::from_bits(PI.to_bits() + 1), pos),
-        Err(Error::NegativeSize)
+        Err(Error::AngleOutOfRange)
     );
     prop_assert_eq!(
         Cone::new(p, dir, -f32::MIN_POSITIVE, pos),
-        Err(Error::NegativeSize)
+        Err(Error::AngleOutOfRange)
+    );
+    // Degrees: the same cone as radians, 0 and 180 included.
+    let deg = angle.to_degrees();
+    if let Ok(c) = Cone::from_degrees(p, dir, deg, pos) {
+        prop_assert!((c.half_angle - angle).abs() <= 1e-6 * angle.max(1.0));
+    } else {
+        prop_assert!(deg > 180.0, "{deg} degrees refused");
+    }
+    prop_assert!(Cone::from_degrees(p, dir, 180.0, pos).is_ok());
+    prop_assert!(Cone::from_degrees(p, dir, 0.0, pos).is_ok());
+    prop_assert_eq!(
+        Cone::from_degrees(p, dir, 180.0 + pos.max(1e-3), pos),
+        Err(Error::AngleOutOfRange)
+    );
+    prop_assert_eq!(
+        Cone::from_degrees(p, dir, -pos.max(1e-3), pos),
+        Err(Error::AngleOutOfRange)
     );
     prop_assert_eq!(Cone::new(p, dir, angle, -pos), Err(Error::NegativeSize));
     prop_assert_eq!(Cone::new(p, V::ZERO, angle, pos), Err(Error::ZeroDirection));

@@ -21,7 +21,12 @@ fn ball(x: f32, y: f32, z: f32, r: f32) -> Shape<Vec3> {
     Shape::sphere(Vec3::new(x, y, z), r)
 }
 
-fn tree(config: LooseConfig<Vec3>) -> LooseOctree<u32> {
+/// A loose octree with these settings; left automatic, the minimum node
+/// size is the classic 1 these tests' geometry is worked out for.
+fn tree(mut config: LooseConfig<Vec3>) -> LooseOctree<u32> {
+    if config.min_node_size == 0.0 {
+        config.min_node_size = 1.0;
+    }
     LooseOctree::with_config(config).unwrap()
 }
 
@@ -821,7 +826,15 @@ fn bad_configurations_are_refused() {
             "looseness {k}"
         );
     }
-    for m in [0.0f32, -1.0, f32::NAN, f32::INFINITY, 1e31] {
+    // 0 is the automatic size (chosen at the first build), not an error.
+    assert!(
+        LooseQuadtree::<u32>::with_config(LooseConfig {
+            min_node_size: 0.0,
+            ..Default::default()
+        })
+        .is_ok()
+    );
+    for m in [-1.0f32, -f32::MIN_POSITIVE, f32::NAN, f32::INFINITY, 1e31] {
         let c = LooseConfig::<Vec2> {
             min_node_size: m,
             ..Default::default()

@@ -1,12 +1,12 @@
-//! `sparti demo bullets` (T2): a machine gun's stream of fast bullets
-//! crossing a 3D world of static obstacles, showing lazy pruning (L5).
+//! `sparti demo bullets`: a machine gun's stream of fast bullets
+//! crossing a 3D world of static obstacles, showing lazy pruning.
 //!
 //! The world is 320 x 240 x 240 units. A gun at the left wall fires one
 //! bullet per frame along +x, its aim sweeping slowly up and down and left
 //! and right with a little jitter; a bullet flies straight at 6 units per
 //! frame and disappears when it touches an obstacle or leaves the world.
 //! The bullets keep crossing the same cells, so an octree that pruned an
-//! empty leaf at once would rebuild it a few frames later: with L5 an empty
+//! empty leaf at once would rebuild it a few frames later: with lazy pruning an empty
 //! leaf lives 8 frames, and a leaf reused before it dies lives twice as
 //! long (up to 64), so the hot cells along the stream stay allocated.
 //!
@@ -24,7 +24,7 @@ use sparti::{
 };
 
 use super::lane::{Body, Form, Lane, Runner, check_pairs};
-use super::render::{BACKGROUND, BULLET, Canvas, OBSTACLE, OUTLINE};
+use super::render::{BACKGROUND, BULLET, Canvas, OBSTACLE};
 use super::{Demo, churn_table, figures_table};
 
 /// The world's far corner (the near one is the origin).
@@ -247,9 +247,9 @@ impl Demo for Bullets {
                 BULLET,
             );
         }
-        for (min, max, _, _) in self.lanes[lane].nodes() {
-            canvas.outline_rect(min.x * s, min.y * s, max.x * s, max.y * s, OUTLINE);
-        }
+        let l = &self.lanes[lane];
+        let nodes = super::draw_nodes(canvas, &l.nodes(), s);
+        super::caption(canvas, l.name(), self.frame as u64, nodes);
     }
 
     fn report(&self) -> String {
@@ -268,7 +268,11 @@ impl Demo for Bullets {
             self.hits,
             self.in_flight as f64 / frames as f64
         );
-        let _ = writeln!(s, "{} every 25 frames (L5):", STRUCTURES[0]);
+        let _ = writeln!(
+            s,
+            "{} every 25 frames (lazy pruning keeps empty nodes alive):",
+            STRUCTURES[0]
+        );
         let _ = writeln!(
             s,
             "{:>6} {:>8} {:>6} {:>10} {:>8} {:>7}",

@@ -1,4 +1,4 @@
-//! `sparti demo discs` (T1): the bouncing discs of the BSP article.
+//! `sparti demo discs`: the bouncing discs of the BSP article.
 //!
 //! N discs bounce inside a 640x480 window, off the walls and off each
 //! other (two touching discs of equal mass exchange their velocity
@@ -20,7 +20,7 @@ use sparti::{
 };
 
 use super::lane::{Body, Form, Lane, Runner, check_pairs};
-use super::render::{Canvas, DISC, OUTLINE};
+use super::render::{Canvas, DISC};
 use super::{Demo, figures_table};
 
 /// Window width in pixels (and world units).
@@ -239,9 +239,9 @@ impl Demo for Discs {
         for d in &self.discs {
             canvas.fill_disc(d.pos.x, d.pos.y, d.radius, DISC);
         }
-        for (min, max, _, _) in self.lanes[lane].nodes() {
-            canvas.outline_rect(min.x, min.y, max.x, max.y, OUTLINE);
-        }
+        let l = &self.lanes[lane];
+        let nodes = super::draw_nodes(canvas, &l.nodes(), 1.0);
+        super::caption(canvas, l.name(), self.frame as u64, nodes);
     }
 
     fn report(&self) -> String {

@@ -1,6 +1,6 @@
 //! One structure running a demo scene ("lane"), with its per-frame
-//! figures: pair tests (M1), objects per node (M2), and the node churn that
-//! shows lazy pruning (L5).
+//! figures: pair tests, objects per node, and the node churn that
+//! shows lazy pruning.
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -53,7 +53,7 @@ pub struct Body {
     pub centre: Vec3,
     /// Shape.
     pub form: Form,
-    /// Static bodies are inserted once and never moved (P2).
+    /// Static bodies are inserted once and never moved.
     pub is_static: bool,
 }
 
@@ -100,7 +100,7 @@ pub trait Lane {
 pub struct Figures {
     /// Frames run.
     pub frames: u64,
-    /// Pair tests of each frame (M1).
+    /// Pair tests of each frame.
     pub tests: Vec<u64>,
     /// `N(N-1)/2` of each frame, N the objects in the structure.
     pub half_reference: Vec<u64>,
@@ -114,16 +114,16 @@ pub struct Figures {
     pub last_nodes: usize,
     /// Deepest node of the last frame.
     pub last_depth: usize,
-    /// Bytes the structure held at the last frame (M2).
+    /// Bytes the structure held at the last frame.
     pub last_memory: usize,
     /// Most nodes in a frame.
     pub max_nodes: usize,
     /// Empty branches kept alive (nodes other than the root whose whole
-    /// subtree holds no object), summed over frames (L5).
+    /// subtree holds no object), summed over frames.
     pub idle: u64,
-    /// Nodes that appeared since the previous frame, summed (L5).
+    /// Nodes that appeared since the previous frame, summed.
     pub created: u64,
-    /// Nodes that disappeared since the previous frame, summed (L5).
+    /// Nodes that disappeared since the previous frame, summed.
     pub pruned: u64,
     /// Same as `created` for a tree that would prune every empty branch at
     /// once: the nodes holding objects in their subtree (and the root) that

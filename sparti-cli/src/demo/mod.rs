@@ -1,9 +1,9 @@
-//! `sparti demo`: the bouncing discs of the BSP article (T1) and a machine
-//! gun's bullets crossing a 3D world of obstacles (T2), every structure
+//! `sparti demo`: the bouncing discs of the BSP article and a machine
+//! gun's bullets crossing a 3D world of obstacles, every structure
 //! side by side on the same scene, checked against the brute force every
 //! frame, shown live in a window or written headless to PNG frames and an
-//! animated GIF (M3), with the M1/M2 figures (and L5's node churn) printed
-//! at the end.
+//! animated GIF, with the pair tests and objects-per-node figures (and
+//! the node churn of lazy pruning) printed at the end.
 
 pub mod bullets;
 pub mod discs;
@@ -33,6 +33,9 @@ pub struct Options {
     pub seed: u64,
 }
 
+/// The animated GIF takes every `GIF_EVERY`-th frame (and the last).
+pub const GIF_EVERY: usize = 2;
+
 /// Frames a headless run makes when `--frames` is not given.
 pub const HEADLESS_FRAMES: usize = 300;
 
@@ -56,9 +59,57 @@ pub trait Demo {
     fn report(&self) -> String;
 }
 
+/// Draws a structure's nodes (parents before children, as
+/// [`Lane::nodes`] gives them) scaled by `scale`: the empty leaves that
+/// lazy pruning keeps alive in [`render::IDLE`], then the others in
+/// [`render::OUTLINE`] over them. Returns the nodes and the empty
+/// leaves.
+pub fn draw_nodes(canvas: &mut Canvas, nodes: &[lane::NodeBox], scale: f32) -> (usize, usize) {
+    // Depth first: a node is a leaf when the next one is not deeper.
+    let leaf = |i: usize| nodes.get(i + 1).is_none_or(|next| next.2 <= nodes[i].2);
+    let idle: Vec<usize> = (0..nodes.len())
+        .filter(|&i| nodes[i].3 == 0 && leaf(i))
+        .collect();
+    for &i in &idle {
+        let (min, max, _, _) = nodes[i];
+        canvas.outline_rect(
+            min.x * scale,
+            min.y * scale,
+            max.x * scale,
+            max.y * scale,
+            render::IDLE,
+        );
+    }
+    for (i, &(min, max, _, _)) in nodes.iter().enumerate() {
+        if idle.binary_search(&i).is_err() {
+            canvas.outline_rect(
+                min.x * scale,
+                min.y * scale,
+                max.x * scale,
+                max.y * scale,
+                render::OUTLINE,
+            );
+        }
+    }
+    (nodes.len(), idle.len())
+}
+
+/// The caption every demo picture carries: the structure drawn, the frame,
+/// and its nodes (how many are empty leaves kept alive).
+pub fn caption(canvas: &mut Canvas, structure: &str, frame: u64, nodes: (usize, usize)) {
+    let first = format!("{structure} - frame {frame}");
+    let second = if nodes.0 == 0 {
+        "no nodes: every pair tested".to_string()
+    } else {
+        format!("{} nodes, {} empty kept alive (dim)", nodes.0, nodes.1)
+    };
+    canvas.caption(&[&first, &second]);
+}
+
 /// Runs a demo headless: every `every`-th frame drawn with lane `lane`'s
-/// nodes to `DIR/frame-NNNN.png` and appended to `DIR/NAME.gif`, and the
-/// last frame drawn with each structure to `DIR/last-STRUCTURE.png`.
+/// nodes to `DIR/frame-NNNN.png`, every other frame appended to
+/// `DIR/NAME.gif` (smooth at 30 pictures a second), and the last frame
+/// drawn with each structure to `DIR/last-STRUCTURE.png`.
 ///
 /// # Errors
 /// The demo failed or a file could not be written.
@@ -69,12 +120,19 @@ pub fn run_headless(demo: &mut dyn Demo, lane: usize, opts: &Options) -> Result<
         .map_err(|e| format!("{}: cannot create: {e}", opts.out.display()))?;
     let (w, h) = demo.size();
     let mut canvas = Canvas::new(w, h);
-    let mut gif = GifWriter::create(&opts.out.join(format!("{}.gif", demo.name())), w, h, 8)?;
+    let mut gif = GifWriter::create(&opts.out.join(format!("{}.gif", demo.name())), w, h, 3)?;
     for frame in 0..frames {
         demo.step()?;
-        if frame % every == 0 || frame + 1 == frames {
+        let last = frame + 1 == frames;
+        let png = frame % every == 0 || last;
+        let in_gif = frame % GIF_EVERY == 0 || last;
+        if png || in_gif {
             demo.draw(lane, &mut canvas);
+        }
+        if png {
             canvas.save_png(&opts.out.join(format!("frame-{frame:04}.png")))?;
+        }
+        if in_gif {
             gif.add(&canvas)?;
         }
     }
@@ -85,7 +143,7 @@ pub fn run_headless(demo: &mut dyn Demo, lane: usize, opts: &Options) -> Result<
     Ok(())
 }
 
-/// The M1/M2 table and histograms of every lane.
+/// The pair-test table and objects-per-node histograms of every lane.
 pub fn figures_table(lanes: &[Box<dyn Lane>]) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -125,7 +183,7 @@ pub fn figures_table(lanes: &[Box<dyn Lane>]) -> String {
     }
     let _ = writeln!(
         s,
-        "\nobjects per node (M2), share of nodes over all frames, by objects held:"
+        "\nobjects per node, share of nodes over all frames, by objects held:"
     );
     let _ = writeln!(
         s,
@@ -156,7 +214,7 @@ pub fn figures_table(lanes: &[Box<dyn Lane>]) -> String {
     s
 }
 
-/// The L5 table: node churn per lane, lazy pruning against an estimate of
+/// The lazy-pruning table: node churn per lane, lazy pruning against an estimate of
 /// eager pruning.
 pub fn churn_table(lanes: &[Box<dyn Lane>]) -> String {
     let mut s = String::new();

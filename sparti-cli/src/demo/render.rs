@@ -1,10 +1,11 @@
-//! A small software rasterizer (M3): filled discs and rectangles, rectangle
+//! A small software rasterizer: filled discs and rectangles, rectangle
 //! outlines, on a `u32` framebuffer (`0x00RRGGBB`, the layout `minifb`
 //! shows), saved as PNG frames and as an animated GIF.
 //!
 //! The colours are fixed and documented so that tests can count pixels:
-//! [`BACKGROUND`], [`DISC`], [`OUTLINE`], [`OBSTACLE`], [`BULLET`]. Node
-//! outlines are drawn last, over the objects.
+//! [`BACKGROUND`], [`DISC`], [`OUTLINE`], [`OBSTACLE`], [`BULLET`],
+//! [`IDLE`], [`LABEL`] on [`LABEL_BACK`]. Node outlines are drawn last,
+//! over the objects, then the caption.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -21,8 +22,69 @@ pub const OBSTACLE: u32 = 0x80_80_80;
 /// Bullet fill colour (bullets demo), `#FF3030` (red).
 pub const BULLET: u32 = 0xFF_30_30;
 
+/// Outline of an empty leaf kept alive by lazy pruning (it is pruned once
+/// idle for its lifespan), `#306078` (dim blue), one pixel wide.
+pub const IDLE: u32 = 0x30_60_78;
+/// Caption text, `#F0F0F0` (near white).
+pub const LABEL: u32 = 0xF0_F0_F0;
+/// Caption background, `#000000`.
+pub const LABEL_BACK: u32 = 0x00_00_00;
+
 /// The GIF palette: every colour the demos draw, in this order.
-pub const PALETTE: [u32; 5] = [BACKGROUND, DISC, OUTLINE, OBSTACLE, BULLET];
+pub const PALETTE: [u32; 8] = [
+    BACKGROUND, DISC, OUTLINE, OBSTACLE, BULLET, IDLE, LABEL, LABEL_BACK,
+];
+
+/// A 3x5 pixel glyph, one row of three bits a byte (top row first, high
+/// bit left); letters in capitals; an unknown character is blank.
+fn glyph(c: char) -> [u8; 5] {
+    match c.to_ascii_uppercase() {
+        'A' => [2, 5, 7, 5, 5],
+        'B' => [6, 5, 6, 5, 6],
+        'C' => [3, 4, 4, 4, 3],
+        'D' => [6, 5, 5, 5, 6],
+        'E' => [7, 4, 6, 4, 7],
+        'F' => [7, 4, 6, 4, 4],
+        'G' => [3, 4, 5, 5, 3],
+        'H' => [5, 5, 7, 5, 5],
+        'I' => [7, 2, 2, 2, 7],
+        'J' => [1, 1, 1, 5, 2],
+        'K' => [5, 5, 6, 5, 5],
+        'L' => [4, 4, 4, 4, 7],
+        'M' => [5, 7, 7, 5, 5],
+        'N' => [6, 5, 5, 5, 5],
+        'O' => [2, 5, 5, 5, 2],
+        'P' => [6, 5, 6, 4, 4],
+        'Q' => [2, 5, 5, 6, 3],
+        'R' => [6, 5, 6, 5, 5],
+        'S' => [3, 4, 2, 1, 6],
+        'T' => [7, 2, 2, 2, 2],
+        'U' => [5, 5, 5, 5, 7],
+        'V' => [5, 5, 5, 5, 2],
+        'W' => [5, 5, 7, 7, 5],
+        'X' => [5, 5, 2, 5, 5],
+        'Y' => [5, 5, 2, 2, 2],
+        'Z' => [7, 1, 2, 4, 7],
+        '0' => [7, 5, 5, 5, 7],
+        '1' => [2, 6, 2, 2, 7],
+        '2' => [6, 1, 2, 4, 7],
+        '3' => [6, 1, 2, 1, 6],
+        '4' => [5, 5, 7, 1, 1],
+        '5' => [7, 4, 6, 1, 6],
+        '6' => [3, 4, 7, 5, 7],
+        '7' => [7, 1, 2, 2, 2],
+        '8' => [7, 5, 7, 5, 7],
+        '9' => [7, 5, 7, 1, 6],
+        '-' => [0, 0, 7, 0, 0],
+        ':' => [0, 2, 0, 2, 0],
+        '(' => [1, 2, 2, 2, 1],
+        ')' => [4, 2, 2, 2, 4],
+        ',' => [0, 0, 0, 2, 4],
+        '.' => [0, 0, 0, 0, 2],
+        '/' => [1, 1, 2, 4, 4],
+        _ => [0; 5],
+    }
+}
 
 /// `(r, g, b)` of a `0x00RRGGBB` colour.
 pub fn rgb(c: u32) -> [u8; 3] {
@@ -114,6 +176,47 @@ impl Canvas {
         for y in ya..=yb {
             self.put(xa, y, colour);
             self.put(xb, y, colour);
+        }
+    }
+
+    /// Writes `text` with its top-left corner at `(x, y)`, each glyph
+    /// pixel a square of `scale` pixels, 4 glyph pixels a character.
+    pub fn text(&mut self, x: i64, y: i64, scale: i64, text: &str, colour: u32) {
+        for (i, c) in text.chars().enumerate() {
+            let left = x + i as i64 * 4 * scale;
+            for (row, bits) in glyph(c).iter().enumerate() {
+                for col in 0..3 {
+                    if bits & (4 >> col) != 0 {
+                        for dy in 0..scale {
+                            for dx in 0..scale {
+                                self.put(
+                                    left + col * scale + dx,
+                                    y + row as i64 * scale + dy,
+                                    colour,
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A caption in the top-left corner: [`LABEL`] text on a
+    /// [`LABEL_BACK`] band, one line a string.
+    pub fn caption(&mut self, lines: &[&str]) {
+        let scale = 2;
+        let width = lines.iter().map(|l| l.chars().count()).max().unwrap_or(0) as i64 * 4 * scale;
+        let height = lines.len() as i64 * 6 * scale;
+        self.fill_rect(
+            0.0,
+            0.0,
+            (width + 2 * scale) as f32,
+            (height + scale) as f32,
+            LABEL_BACK,
+        );
+        for (i, l) in lines.iter().enumerate() {
+            self.text(scale, scale + i as i64 * 6 * scale, scale, l, LABEL);
         }
     }
 

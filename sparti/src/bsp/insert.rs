@@ -1,5 +1,5 @@
-//! Insertion: the pending queue and its one-pass build (L2), placing an
-//! object in the deepest node that contains it, and growing the root (L4).
+//! Insertion: the pending queue and its one-pass build, placing an
+//! object in the deepest node that contains it, and growing the root.
 
 use core::mem::take;
 
@@ -36,7 +36,7 @@ impl<V: Vector, T> Bsp<V, T> {
         Ok(())
     }
 
-    /// Makes the first root, around the queued objects (L2).
+    /// Makes the first root, around the queued objects.
     pub(crate) fn first_root(&mut self) {
         let world = match self.config.world {
             Some(w) => w,
@@ -154,7 +154,7 @@ impl<V: Vector, T> Bsp<V, T> {
         w
     }
 
-    /// Grows the root towards `aabb` until it contains it (L4).
+    /// Grows the root towards `aabb` until it contains it.
     ///
     /// # Errors
     /// [`Error::WorldTooLarge`] when it would take an absurd number of

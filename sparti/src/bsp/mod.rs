@@ -1,4 +1,4 @@
-//! The axis-aligned BSP (S4), 2D and 3D from one generic source: every node
+//! The axis-aligned BSP, 2D and 3D from one generic source: every node
 //! splits in two at the middle of its largest dimension.
 //!
 //! Split by operation, one `impl` block a file: `insert.rs` (lazy bulk build,
@@ -57,6 +57,7 @@ use crate::{Error, Handle, OutOfBounds, ValidationError};
 /// let bsp = Bsp2::<u32>::with_config(config).unwrap();
 /// assert_eq!(bsp.config().min_dimension, 32.0);
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BspConfig<V: Vector> {
     /// The root region, used exactly as given (it is not made a cube: that
@@ -70,7 +71,7 @@ pub struct BspConfig<V: Vector> {
     /// Objects a leaf keeps before it splits (default 1); `0`: every object
     /// sinks as deep as it fits. See the type's documentation.
     pub leaf_capacity: u32,
-    /// What happens to objects outside the root region (L4).
+    /// What happens to objects outside the root region.
     pub out_of_bounds: OutOfBounds,
 }
 
@@ -131,7 +132,7 @@ pub(crate) fn layout<V: Vector>(b: &Aabb<V>, min_dimension: f32) -> (u8, f32, bo
     (a as u8, mid, splits)
 }
 
-/// An axis-aligned BSP tree (S4): the tree of the BSP article, in 2D
+/// An axis-aligned BSP tree: the tree of the BSP article, in 2D
 /// ([`Bsp2`]) and 3D ([`Bsp3`]).
 ///
 /// - The root is the world box as given, not a cube. Every node splits in
@@ -146,19 +147,19 @@ pub(crate) fn layout<V: Vector>(b: &Aabb<V>, min_dimension: f32) -> (u8, f32, bo
 ///   touches or straddles a node's split plane belongs to that node, so
 ///   objects of two sibling subtrees are strictly apart and never touch.
 /// - Insertions are queued and built in one pass by `flush` (or
-///   `end_frame`); queries before it test them one by one (L2).
+///   `end_frame`); queries before it test them one by one.
 /// - A moved object starts from its own node, climbs only as far as the
 ///   first ancestor that contains it without touching one of the split
-///   planes bounding that ancestor, then sinks as deep as it fits (L3).
+///   planes bounding that ancestor, then sinks as deep as it fits.
 /// - An object leaving the world makes the root double along one axis at a
-///   time towards it, the old root becoming one child (L4); or, by
+///   time towards it, the old root becoming one child; or, by
 ///   [`OutOfBounds`], the move is refused or the object is removed and
 ///   reported by [`Bsp::take_evicted`].
 /// - Empty leaves are pruned after 8 idle frames; a leaf reused before its
-///   death doubles its lifespan, up to 64 (L5, in `end_frame`).
+///   death doubles its lifespan, up to 64 (in `end_frame`).
 ///
 /// Pairs are found in one pass: the objects of a node against each other
-/// and against those of its ancestors that overlap the node (P1).
+/// and against those of its ancestors that overlap the node.
 ///
 /// # Growth
 /// Each growth step picks, among the axes along which the object sticks
@@ -244,11 +245,11 @@ impl<V: Vector, T> Bsp<V, T> {
     /// (NaN, infinite, inverted) or beyond `+-2^60`.
     pub fn with_config(config: BspConfig<V>) -> Result<Self, Error> {
         let m = config.min_dimension;
-        crate::kernel::check_config(
-            m,
-            "min_dimension must be finite, > 0 and <= 2^60",
-            config.world.as_ref(),
-        )?;
+        let what = "min_dimension must be finite, > 0 and <= 2^60";
+        if m == 0.0 {
+            return Err(Error::InvalidConfig(what));
+        }
+        crate::kernel::check_config(m, what, config.world.as_ref())?;
         Ok(Self {
             config,
             core: Core::default(),
@@ -283,7 +284,7 @@ impl<V: Vector, T> Bsp<V, T> {
     /// new nodes since the last [`SpatialIndex::reset_counters`](crate::SpatialIndex::reset_counters): the
     /// object's own node, each ancestor climbed to, and each node on the way
     /// down. An object that stays in its node costs 1; one that moves to the
-    /// neighbouring cell costs a few, whatever the depth of the tree (L3).
+    /// neighbouring cell costs a few, whatever the depth of the tree.
     pub fn update_visits(&self) -> u64 {
         self.update_visits
     }
@@ -370,7 +371,7 @@ impl<V: Vector, T> Bsp<V, T> {
 
 impl<V: Vector, T> Bsp<V, T> {
     /// Calls `f(bounds, depth, object_count)` for every node, parents before
-    /// children (the root has depth 0): for drawing the tree (M3).
+    /// children (the root has depth 0): for drawing the tree.
     fn nodes_depth_first(&self, mut f: impl FnMut(&Aabb<V>, usize, usize)) {
         if self.core.root == NONE {
             return;

@@ -1,4 +1,4 @@
-//! Moving and removing objects (L3), and pruning empty branches (L5).
+//! Moving and removing objects, and pruning empty branches.
 
 use super::Bsp;
 use crate::Error;
@@ -10,7 +10,7 @@ impl<V: Vector, T> Bsp<V, T> {
     /// Moves or resizes an object: starts from its node, climbs to the first
     /// ancestor that holds it (contains it without touching a split plane
     /// of the ancestor's own ancestors, see [`Bsp::holds`]), then sinks as
-    /// deep as it fits (L3).
+    /// deep as it fits.
     #[inline]
     pub(crate) fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error> {
         // The world is the root once built, the preset world before; a tree

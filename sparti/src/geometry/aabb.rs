@@ -16,6 +16,7 @@ use crate::Error;
 /// let b = Aabb::from_center_half_extents(Vec3::splat(1.5), Vec3::splat(0.5)).unwrap();
 /// assert!(a.intersects(&b)); // they touch at the corner (1, 1, 1)
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct Aabb<V: Vector> {
     /// The smallest corner.

@@ -30,18 +30,22 @@ pub struct Cone<V: Vector> {
 
 impl<V: Vector> Cone<V> {
     /// A cone from apex, direction (any non-zero length), half-angle in
-    /// radians (`0..=pi`) and range (`>= 0`).
+    /// **radians** (`0..=pi`; [`Cone::from_degrees`] takes degrees) and
+    /// range (`>= 0`).
     ///
     /// # Errors
-    /// [`Error::NonFinite`], [`Error::ZeroDirection`], or
-    /// [`Error::NegativeSize`] for a negative range or a half-angle outside
-    /// `[0, pi]`.
+    /// [`Error::NonFinite`], [`Error::ZeroDirection`],
+    /// [`Error::AngleOutOfRange`] for a half-angle outside `[0, pi]`, or
+    /// [`Error::NegativeSize`] for a negative range.
     pub fn new(apex: V, dir: V, half_angle: f32, range: f32) -> Result<Self, Error> {
         if !apex.is_finite() || !dir.is_finite() || !half_angle.is_finite() || !range.is_finite() {
             return Err(Error::NonFinite);
         }
         let dir = dir.try_normalize().ok_or(Error::ZeroDirection)?;
-        if range < 0.0 || !(0.0..=core::f32::consts::PI).contains(&half_angle) {
+        if !(0.0..=core::f32::consts::PI).contains(&half_angle) {
+            return Err(Error::AngleOutOfRange);
+        }
+        if range < 0.0 {
             return Err(Error::NegativeSize);
         }
         Ok(Self {
@@ -51,6 +55,37 @@ impl<V: Vector> Cone<V> {
             range,
             cos_half_angle: half_angle.cos(),
         })
+    }
+
+    /// A cone whose half-angle is given in **degrees** (`0..=180`), as the
+    /// query files take it.
+    ///
+    /// # Errors
+    /// As [`Cone::new`].
+    ///
+    /// # Example
+    /// ```
+    /// use glam::Vec2;
+    /// use sparti::{Cone, Error};
+    /// let guard = Cone::from_degrees(Vec2::ZERO, Vec2::X, 30.0, 10.0).unwrap();
+    /// assert!((guard.half_angle - 30f32.to_radians()).abs() < 1e-7);
+    /// assert_eq!(Cone::from_degrees(Vec2::ZERO, Vec2::X, 200.0, 10.0), Err(Error::AngleOutOfRange));
+    /// ```
+    pub fn from_degrees(
+        apex: V,
+        dir: V,
+        half_angle_degrees: f32,
+        range: f32,
+    ) -> Result<Self, Error> {
+        let radians = half_angle_degrees.to_radians();
+        // `to_radians` may round 180 degrees a hair above pi.
+        let pi = core::f32::consts::PI;
+        let radians = if half_angle_degrees <= 180.0 && radians > pi {
+            pi
+        } else {
+            radians
+        };
+        Self::new(apex, dir, radians, range)
     }
 
     /// True when the point is within range and angle.

@@ -5,6 +5,7 @@ use crate::Error;
 
 /// The bounds of an object: a sphere (circle in 2D) or an axis-aligned box
 /// (rectangle in 2D).
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Shape<V: Vector> {
     /// A ball.
@@ -51,6 +52,29 @@ impl<V: Vector> Shape<V> {
             min: center - half_extents,
             max: center + half_extents,
         })
+    }
+
+    /// A circle: [`Shape::sphere`] under its 2D name.
+    ///
+    /// # Example
+    /// ```
+    /// use glam::Vec2;
+    /// use sparti::{ObjectDesc, Quadtree, Shape, SpatialIndex};
+    /// let mut tree = Quadtree::<&str>::new();
+    /// tree.insert(ObjectDesc::new(Shape::circle(Vec2::ZERO, 1.0), "coin")).unwrap();
+    /// tree.insert(ObjectDesc::new(Shape::rect(Vec2::new(1.5, 0.0), Vec2::new(1.0, 0.5)), "crate")).unwrap();
+    /// let mut pairs = Vec::new();
+    /// tree.pairs(&mut pairs);
+    /// assert_eq!(pairs.len(), 1);
+    /// ```
+    pub fn circle(center: V, radius: f32) -> Self {
+        Self::sphere(center, radius)
+    }
+
+    /// A rectangle from its centre and half extents: [`Shape::cuboid`]
+    /// under its 2D name.
+    pub fn rect(center: V, half_extents: V) -> Self {
+        Self::cuboid(center, half_extents)
     }
 
     /// Checks that the shape is finite and well formed.

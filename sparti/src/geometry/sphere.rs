@@ -41,6 +41,7 @@ fn step(x: f32, go: bool, up: bool) -> f32 {
 /// assert!(a.intersects(&b)); // touching
 /// assert!(Sphere::new(Vec2::ZERO, -1.0).is_err());
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct Sphere<V: Vector> {
     /// Centre.

@@ -243,8 +243,8 @@ impl<S: Default> Spare<S> {
 }
 
 /// The state every tree family shares: the objects, the node pool, the
-/// pending queue (L2), the idle list of lazy pruning (L5), the objects
-/// evicted by the `Remove` policy (L4), the layer matrix, the counters and
+/// pending queue, the idle list of lazy pruning, the objects
+/// evicted by the `Remove` policy, the layer matrix, the counters and
 /// the boxes the queries prune by.
 pub(crate) struct Core<V: Vector, T, N> {
     pub store: Store<Object<V, T>>,
@@ -254,9 +254,9 @@ pub(crate) struct Core<V: Vector, T, N> {
     pub free_nodes: Vec<u32>,
     /// The root node, `NONE` for a tree not built yet.
     pub root: u32,
-    /// Objects inserted but not yet built into the tree (L2).
+    /// Objects inserted but not yet built into the tree.
     pub pending: Vec<u32>,
-    /// Empty leaves counting down (L5).
+    /// Empty leaves counting down.
     pub idle: Vec<u32>,
     /// A spare buffer for `idle` while it is aged, and for the stack of
     /// [`Core::tidy`] (empty between the two).
@@ -384,7 +384,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         }
     }
 
-    /// Queues a stored object for the next build (L2).
+    /// Queues a stored object for the next build.
     pub fn push_pending(&mut self, slot: u32) {
         let s = self.store.slot_mut(slot);
         s.node = NONE;
@@ -578,7 +578,7 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     /// The refusal.
     fn admit(&self, aabb: &Aabb<V>) -> Result<(), Error>;
 
-    /// Makes the first root, around the queued objects (L2).
+    /// Makes the first root, around the queued objects.
     fn first_root(&mut self);
 
     /// The bulk build of a tree that holds nothing yet: one top-down
@@ -589,7 +589,7 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     /// Files one queued object (the root grows to it first).
     fn file_queued(&mut self, slot: u32);
 
-    /// Moves or resizes a stored object (L3) as the checked move says; its
+    /// Moves or resizes a stored object as the checked move says; its
     /// node's query boxes are marked by the caller.
     ///
     /// # Errors
@@ -597,7 +597,7 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     /// unchanged.
     fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error>;
 
-    /// The family's out-of-bounds policy (L4).
+    /// The family's out-of-bounds policy.
     fn out_of_bounds(&self) -> crate::OutOfBounds;
 
     /// What `update` would refuse for this checked box, without changing
@@ -701,8 +701,9 @@ pub(crate) trait Family<V: Vector, T>: Sized {
 }
 
 /// Checks the settings every family shares: its smallest cell size
-/// (`size`, named `what` in the error) finite, positive and within the
-/// coordinate limits, and a preset world finite and within them.
+/// (`size`, named `what` in the error) finite, positive (or 0: chosen at
+/// the first build, [`auto_cell_size`]) and within the coordinate limits,
+/// and a preset world finite and within them.
 ///
 /// # Errors
 /// [`Error::InvalidConfig`].
@@ -711,7 +712,7 @@ pub(crate) fn check_config<V: Vector>(
     size_error: &'static str,
     world: Option<&Aabb<V>>,
 ) -> Result<(), Error> {
-    if !(size.is_finite() && size > 0.0 && size <= crate::MAX_COORDINATE) {
+    if !(size.is_finite() && (0.0..=crate::MAX_COORDINATE).contains(&size)) {
         return Err(Error::InvalidConfig(size_error));
     }
     if let Some(w) = world {
@@ -722,6 +723,50 @@ pub(crate) fn check_config<V: Vector>(
         }
     }
     Ok(())
+}
+
+/// How many times the typical object's size the automatic smallest cell
+/// is (then rounded up to a power of two): measured on the `frames`
+/// example, 1,000 to 100,000 moving spheres of sizes 1 to 3, smallest
+/// cells of 1, 2, 4, 8 and 16 (BENCHMARKS.md, sixth session).
+const AUTO_CELLS_PER_OBJECT: f32 = 4.0;
+
+/// The smallest cell size a tree chooses at its first build when its
+/// settings leave it at 0: [`AUTO_CELLS_PER_OBJECT`] times the median of
+/// the objects' largest sides, rounded up to a power of two. Objects of
+/// no size (points) fall back on the size of the region they span over
+/// 1,024, and an empty or one-point batch on 1.
+pub(crate) fn auto_cell_size<V: Vector, T>(store: &Store<Object<V, T>>, pending: &[u32]) -> f32 {
+    let mut sides: Vec<f32> = pending
+        .iter()
+        .map(|&s| {
+            let b = store.obj(s).aabb;
+            (b.max - b.min).max_element()
+        })
+        .collect();
+    let typical = if sides.is_empty() {
+        0.0
+    } else {
+        let mid = sides.len() / 2;
+        *sides.select_nth_unstable_by(mid, f32::total_cmp).1 * AUTO_CELLS_PER_OBJECT
+    };
+    let size = if typical > 0.0 {
+        typical
+    } else {
+        let mut span: Option<Aabb<V>> = None;
+        for &s in pending {
+            let b = store.obj(s).aabb;
+            span = Some(span.map_or(b, |w| w.union(&b)));
+        }
+        span.map_or(0.0, |w| (w.max - w.min).max_element() / 1024.0)
+    };
+    if !(size.is_finite() && size > 0.0) {
+        return 1.0;
+    }
+    // A power of two (exact, so cells nest without rounding), within the
+    // coordinate limit and above the smallest normal number.
+    let p = size.log2().ceil().clamp(-120.0, 59.0);
+    2f32.powi(p as i32)
 }
 
 /// The pair search of the objects in the tree (not the queued ones): on
@@ -781,7 +826,7 @@ where
     s.par_collect(record, out);
 }
 
-/// Builds the queued insertions into the tree (L2): the first root around
+/// Builds the queued insertions into the tree: the first root around
 /// them if there is none, then a bulk build of a fresh tree, or each filed
 /// from the root.
 pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) {
@@ -877,7 +922,7 @@ pub(crate) fn child_or_create<V: Vector, T, S: Family<V, T>>(s: &mut S, n: u32, 
     c
 }
 
-/// The out-of-bounds policy (L4) for a move whose box the root cannot
+/// The out-of-bounds policy for a move whose box the root cannot
 /// hold: `Grow` runs `grow`, `Reject` refuses the move, `Remove` evicts
 /// the object. Returns true when the object was evicted (the move is
 /// over).

@@ -1,5 +1,5 @@
 //! The node pool's lifecycle, shared by every family: filing objects in
-//! node lists, taking them out, and lazy pruning (L5): an empty leaf is
+//! node lists, taking them out, and lazy pruning: an empty leaf is
 //! listed idle and counts down its lifespan (8 frames at first); reused
 //! before it dies, its lifespan doubles (up to 64); dead, it goes back to
 //! the free list and its parent may become an empty leaf in turn.
@@ -10,9 +10,9 @@ use crate::index::Item;
 use crate::store::NONE;
 use crate::traverse::TreeNode;
 
-/// Frames an empty leaf lives at first (L5).
+/// Frames an empty leaf lives at first.
 pub(crate) const FIRST_LIFESPAN: u8 = 8;
-/// The longest lifespan an empty leaf can earn by being reused (L5).
+/// The longest lifespan an empty leaf can earn by being reused.
 pub(crate) const MAX_LIFESPAN: u8 = 64;
 
 /// Where a node of the pool stands.
@@ -26,7 +26,7 @@ pub(crate) enum NodeState {
     Free,
 }
 
-/// Where a node stands in lazy pruning (L5): a field of every family's
+/// Where a node stands in lazy pruning: a field of every family's
 /// node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Lifecycle {
@@ -173,7 +173,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
         n
     }
 
-    /// Makes `c` child `k` of node `n` (which is used again, L5).
+    /// Makes `c` child `k` of node `n` (which is used again).
     pub fn link_child(&mut self, n: u32, k: usize, c: u32) {
         let p = self.nodes[n as usize].pool();
         p.children[k] = c;
@@ -255,7 +255,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
     }
 
     /// A node gained an object or a child: if it was idle, it is reused,
-    /// and its lifespan doubles (L5).
+    /// and its lifespan doubles.
     pub fn mark_used(&mut self, n: u32) {
         let p = self.nodes[n as usize].pool();
         if p.life.state == NodeState::Idle {
@@ -346,7 +346,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
         }
     }
 
-    /// Removes an object by the `Remove` policy (L4): out of the tree, out
+    /// Removes an object by the `Remove` policy: out of the tree, out
     /// of the store, its value kept for the caller's `take_evicted`.
     pub fn evict(&mut self, h: crate::Handle, slot: u32) {
         self.detach(slot);
@@ -372,7 +372,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
     }
 
     /// One frame passes for the empty leaves: those idle for their lifespan
-    /// are pruned, which may leave their parent an empty leaf in turn (L5).
+    /// are pruned, which may leave their parent an empty leaf in turn.
     pub fn age_idle_nodes(&mut self) {
         // Age the list while `note_if_empty` files newly empty parents in
         // the spare buffer; both keep their allocations (nothing allocated

@@ -1,6 +1,6 @@
 //! The pair search of the tight trees (the orthtrees and the BSP), whose
 //! children tile their parent and whose objects live in the deepest node
-//! that contains them (P1, P2): the objects of each node against each
+//! that contains them: the objects of each node against each
 //! other and against those of its ancestors. It runs where the kernel's
 //! grid search (`kernel/grid.rs`) would be crowded.
 //!

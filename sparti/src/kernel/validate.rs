@@ -2,9 +2,9 @@
 //! kernel walks the tree from the root and checks the pool (every node
 //! reached once or free, links, child counts), the objects' filing (each
 //! filed once, its slot pointing back, its copies up to date, the pending
-//! queue), and the lifecycle of lazy pruning (L5); at each root, node,
+//! queue), and the lifecycle of lazy pruning; at each root, node,
 //! child and object it asks the family for its own rules (geometry and
-//! placement). Also the statistics every tree reports (M2).
+//! placement). Also the statistics every tree reports.
 
 use super::{Core, FIRST_LIFESPAN, Family, MAX_LIFESPAN, NodeState, PoolNode};
 use crate::geometry::Vector;
@@ -284,7 +284,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
     }
 }
 
-/// The statistics of a tree (M2): nodes, leaves, depth, objects per node,
+/// The statistics of a tree: nodes, leaves, depth, objects per node,
 /// and the memory its arrays hold.
 pub(crate) fn tree_stats<V: Vector, T, S: Family<V, T>>(s: &S) -> TreeStats {
     let core = s.core();

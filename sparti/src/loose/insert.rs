@@ -1,5 +1,5 @@
-//! Insertion: the pending queue and its one-pass build (L2), placing an
-//! object by its centre and size, and growing the root (L4).
+//! Insertion: the pending queue and its one-pass build, placing an
+//! object by its centre and size, and growing the root.
 
 use super::{LooseOrthtree, Node};
 use crate::geometry::{Aabb, Vector};
@@ -30,14 +30,23 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// With a preset world, the root exists from the start, so the `Reject`
     /// and `Remove` policies judge the first insertions against it.
     pub(crate) fn make_preset_root(&mut self) {
-        if let Some(w) = self.config.world {
+        if let Some(w) = self.config.world
+            && !self.pads.is_empty()
+        {
             self.make_root(&w);
         }
     }
 
-    /// Makes the first root, around the queued objects (L2).
+    /// Makes the first root, around the queued objects (and the preset
+    /// world, when the minimum node size was left to this build to
+    /// choose, from the queued objects).
     pub(crate) fn first_root(&mut self) {
         let mut world: Option<Aabb<V>> = None;
+        if self.pads.is_empty() {
+            let m = crate::kernel::auto_cell_size(&self.core.store, &self.core.pending);
+            self.set_min_node_size(m);
+            world = self.config.world;
+        }
         for &s in &self.core.pending {
             let b = self.core.store.obj(s).aabb;
             world = Some(world.map_or(b, |w| w.union(&b)));
@@ -162,7 +171,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     }
 
     /// Doubles the root towards the object (centre `p`) until the root can
-    /// hold it (L4).
+    /// hold it.
     ///
     /// # Errors
     /// [`Error::WorldTooLarge`] when it would take an absurd number of

@@ -1,4 +1,4 @@
-//! The loose trees: the loose octree and the loose quadtree (S3), one
+//! The loose trees: the loose octree and the loose quadtree, one
 //! generic source.
 //!
 //! Split by operation, one `impl` block a file, like the orthtrees:
@@ -47,6 +47,7 @@ const LEVELS: usize = 512;
 const PAD_CAP: f64 = (1u128 << 110) as f64;
 
 /// Settings of a [`LooseOrthtree`].
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LooseConfig<V: Vector> {
     /// The region the root must enclose from the start. `None`: the bounds
@@ -55,9 +56,15 @@ pub struct LooseConfig<V: Vector> {
     /// lower corner whose half-open cell holds the whole world: its side is
     /// strictly larger than the world's extent.
     pub world: Option<Aabb<V>>,
-    /// The side of the smallest cells (default 1): objects smaller than
-    /// their pad all live at this level. The root's side is this times a
-    /// power of two.
+    /// The side of the smallest cells: objects smaller than their pad all
+    /// live at this level. The root's side is this times a power of two.
+    /// Default 0: chosen at the first build, four times the median
+    /// object's largest side rounded up to a power of two (about what the
+    /// pair search and the moves run fastest with); with a preset world,
+    /// the root is then made at the first build too, except under the
+    /// `Reject` and `Remove` policies, which need the root from the start
+    /// to judge insertions: there it is 1.
+    /// [`LooseOrthtree::config`] tells the value chosen.
     pub min_node_size: f32,
     /// How much larger than its cell a node's loose bounds are (default 2:
     /// twice the side, half a cell of slack on each face). Must be finite
@@ -84,7 +91,7 @@ impl<V: Vector> Default for LooseConfig<V> {
     fn default() -> Self {
         Self {
             world: None,
-            min_node_size: 1.0,
+            min_node_size: 0.0,
             looseness: 2.0,
             out_of_bounds: OutOfBounds::Grow,
             leaf_capacity: 0,
@@ -93,7 +100,7 @@ impl<V: Vector> Default for LooseConfig<V> {
 }
 
 /// How [`SpatialIndex::update`](crate::SpatialIndex::update) handled the moves of a [`LooseOrthtree`]
-/// since the last [`SpatialIndex::reset_counters`](crate::SpatialIndex::reset_counters) (L3).
+/// since the last [`SpatialIndex::reset_counters`](crate::SpatialIndex::reset_counters).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LooseUpdateCounts {
     /// Updates where the object stayed in its node: the same cell holds its
@@ -126,7 +133,7 @@ pub(crate) struct Node<V: Vector> {
     pub life: crate::kernel::Lifecycle,
 }
 
-/// A loose octree (3D) or loose quadtree (2D) (S3): an orthtree whose nodes'
+/// A loose octree (3D) or loose quadtree (2D): an orthtree whose nodes'
 /// bounds are their cells enlarged by a looseness factor (default 2), so an
 /// object is placed by its centre and its size, never held high up by a
 /// split plane it happens to straddle.
@@ -138,15 +145,15 @@ pub(crate) struct Node<V: Vector> {
 ///   needed. With a [`LooseConfig::leaf_capacity`] above 0, it stops early
 ///   in a leaf with room, and sinks to its level only where it is crowded.
 /// - Insertions are queued and built in one pass by `flush` (or
-///   `end_frame`); queries before it test them one by one (L2).
+///   `end_frame`); queries before it test them one by one.
 /// - A moved object whose centre stays in its cell and whose size gives the
 ///   same level is updated in place: only its copied box changes. Otherwise
 ///   it climbs to the first ancestor that can hold it and descends from
-///   there (L3). See [`LooseOrthtree::update_counts`].
-/// - The root doubles when an object's centre leaves its cell (L4); or, by
+///   there. See [`LooseOrthtree::update_counts`].
+/// - The root doubles when an object's centre leaves its cell; or, by
 ///   [`OutOfBounds`], the object is refused or removed.
 /// - Empty leaves are pruned after 8 idle frames; a leaf reused before its
-///   death doubles its lifespan, up to 64 (L5).
+///   death doubles its lifespan, up to 64.
 ///
 /// Pairs come from the search every structure shares: a hierarchical
 /// loose grid over the objects' boxes, rebuilt by a counting sort at each
@@ -167,8 +174,8 @@ pub(crate) struct Node<V: Vector> {
 /// use sparti::{Aabb, LooseConfig, LooseOctree, ObjectDesc, Shape, SpatialIndex};
 ///
 /// let world = Aabb::new(Vec3::ZERO, Vec3::splat(60.0)).unwrap();
-/// let mut tree: LooseOctree<&str> =
-///     LooseOctree::with_config(LooseConfig { world: Some(world), ..Default::default() }).unwrap();
+/// let config = LooseConfig { world: Some(world), min_node_size: 1.0, ..Default::default() };
+/// let mut tree: LooseOctree<&str> = LooseOctree::with_config(config).unwrap();
 /// // The root cell is 64 wide (level 6). With looseness 2 a cell of side s
 /// // holds objects of half extent up to s / 2, whatever their position.
 /// let pebble = tree.insert(ObjectDesc::new(Shape::sphere(Vec3::splat(31.9), 0.4), "pebble")).unwrap();
@@ -206,9 +213,45 @@ pub struct LooseOrthtree<V: Vector, T> {
     flat: Spare<pairs::Flat<V>>,
 }
 
-/// The loose octree (S3, 3D).
+/// The loose octree: each object in the cell of its centre, at the level of
+/// its size, in nodes whose bounds reach beyond their cells, so that
+/// objects on cell borders do not pile up near the root. Every method is
+/// [`SpatialIndex`](crate::SpatialIndex)'s (and [`LooseOrthtree`]'s own); settings in
+/// [`LooseConfig`].
+///
+/// # Example
+/// ```
+/// use glam::Vec3;
+/// use sparti::{LooseOctree, ObjectDesc, Shape, SpatialIndex};
+/// let mut swarm = LooseOctree::<u32>::new();
+/// for i in 0..100 {
+///     let p = Vec3::new(i as f32, 0.0, 0.0); // each touches the next
+///     swarm.insert(ObjectDesc::new(Shape::sphere(p, 0.6), i)).unwrap();
+/// }
+/// swarm.end_frame();
+/// let mut pairs = Vec::new();
+/// swarm.pairs(&mut pairs);
+/// assert_eq!(pairs.len(), 99);
+/// swarm.validate().unwrap();
+/// ```
 pub type LooseOctree<T = ()> = LooseOrthtree<Vec3, T>;
-/// The loose quadtree (S3, 2D).
+
+/// The loose quadtree: the loose octree's 2D twin, from the same source.
+/// Every method is [`SpatialIndex`](crate::SpatialIndex)'s (and [`LooseOrthtree`]'s own);
+/// settings in [`LooseConfig`].
+///
+/// # Example
+/// ```
+/// use glam::Vec2;
+/// use sparti::{Filter, LooseQuadtree, ObjectDesc, Shape, SpatialIndex};
+/// let mut crowd = LooseQuadtree::<&str>::new();
+/// let bob = crowd.insert(ObjectDesc::new(Shape::circle(Vec2::new(2.0, 0.0), 0.5), "bob")).unwrap();
+/// crowd.insert(ObjectDesc::new(Shape::circle(Vec2::new(9.0, 0.0), 0.5), "amy")).unwrap();
+/// crowd.end_frame();
+/// let mut near = Vec::new();
+/// crowd.nearest_k(Vec2::ZERO, 1, Filter::ALL, &mut near);
+/// assert_eq!(near[0].handle, bob);
+/// ```
 pub type LooseQuadtree<T = ()> = LooseOrthtree<Vec2, T>;
 
 impl<V: Vector, T> Default for LooseOrthtree<V, T> {
@@ -234,31 +277,45 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let m = config.min_node_size;
         crate::kernel::check_config(
             m,
-            "min_node_size must be finite, > 0 and <= 2^60",
+            "min_node_size must be finite, >= 0 (0: automatic) and <= 2^60",
             config.world.as_ref(),
         )?;
         let k = config.looseness;
         if !(k.is_finite() && k > 1.0) {
             return Err(Error::InvalidConfig("looseness must be finite and > 1"));
         }
-        let base = (f64::from(k) - 1.0) * 0.5 * f64::from(m);
-        let pads = (0..LEVELS)
-            .map(|l| (base * 2f64.powi(l as i32)).min(PAD_CAP) as f32)
-            .collect();
         let mut t = Self {
             config,
-            pads,
-            base,
+            pads: Vec::new(),
+            base: 0.0,
             core: Core::default(),
             moves: LooseUpdateCounts::default(),
             work: Vec::new(),
             flat: Spare::default(),
         };
+        if m == 0.0 && t.config.world.is_some() && t.config.out_of_bounds != OutOfBounds::Grow {
+            // The `Reject` and `Remove` policies judge the first insertions
+            // against a preset world's root, so it is made now, with the
+            // classic smallest cell.
+            t.set_min_node_size(1.0);
+        } else if m > 0.0 {
+            t.set_min_node_size(m);
+        }
         t.make_preset_root();
         Ok(t)
     }
 
-    /// The settings.
+    /// Fixes the smallest cells' side and the pads that follow from it.
+    pub(crate) fn set_min_node_size(&mut self, m: f32) {
+        self.config.min_node_size = m;
+        self.base = (f64::from(self.config.looseness) - 1.0) * 0.5 * f64::from(m);
+        self.pads = (0..LEVELS)
+            .map(|l| (self.base * 2f64.powi(l as i32)).min(PAD_CAP) as f32)
+            .collect();
+    }
+
+    /// The settings (with the minimum node size chosen at the first
+    /// build, when it was left automatic).
     pub fn config(&self) -> &LooseConfig<V> {
         &self.config
     }
@@ -302,7 +359,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     }
 
     /// Calls `f(cell, loose_bounds, depth, object_count)` for every node,
-    /// parents before children: for drawing the tree (M3).
+    /// parents before children: for drawing the tree.
     pub fn for_each_cell(&self, mut f: impl FnMut(&Aabb<V>, &Aabb<V>, usize, usize)) {
         if self.core.root == NONE {
             return;

@@ -1,4 +1,4 @@
-//! All overlapping pairs in one pass (P1, P2) by a walk of the loose tree:
+//! All overlapping pairs in one pass by a walk of the loose tree:
 //! the search that runs where the kernel's grid search (`kernel/grid.rs`)
 //! would be crowded.
 //!

@@ -1,4 +1,4 @@
-//! Moving and removing objects (L3), and pruning empty branches (L5).
+//! Moving and removing objects, and pruning empty branches.
 
 use super::LooseOrthtree;
 use crate::geometry::{Aabb, Vector};
@@ -7,7 +7,7 @@ use crate::store::NONE;
 use crate::{Error, OutOfBounds};
 
 impl<V: Vector, T> LooseOrthtree<V, T> {
-    /// Moves or resizes an object (L3). If its node still holds it by the
+    /// Moves or resizes an object. If its node still holds it by the
     /// placement rule (the same cell holds its centre and its size gives
     /// the same level), only the copied box changes. Otherwise it climbs to
     /// the first ancestor on its new path from the root and descends from

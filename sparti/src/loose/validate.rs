@@ -10,9 +10,18 @@ use crate::store::NONE;
 
 impl<V: Vector, T> LooseOrthtree<V, T> {
     /// The pads are non-negative and non-decreasing with the level (what
-    /// makes loose bounds nest); a preset world has a root from the start,
+    /// makes loose bounds nest); a preset world has a root from the start
+    /// (or, with an automatic minimum node size, from the first build),
     /// whose cell holds the world.
     pub(crate) fn check_root(&self) -> Result<(), ValidationError> {
+        if self.pads.is_empty() {
+            // The minimum node size waits for the first build.
+            ensure!(
+                self.config.min_node_size == 0.0 && self.core.root == NONE,
+                "no pads, yet a minimum node size or a root"
+            );
+            return Ok(());
+        }
         ensure!(
             self.pads[0] >= 0.0 && self.pads.windows(2).all(|w| w[0] <= w[1]),
             "pads are not non-decreasing"

@@ -1,5 +1,5 @@
-//! Insertion: the pending queue and its one-pass build (L2), placing an
-//! object in the deepest node that contains it, and growing the root (L4).
+//! Insertion: the pending queue and its one-pass build, placing an
+//! object in the deepest node that contains it, and growing the root.
 
 use core::mem::take;
 
@@ -25,8 +25,13 @@ impl<V: Vector, T> Orthtree<V, T> {
         Ok(())
     }
 
-    /// Makes the first root, around the queued objects (L2).
+    /// Makes the first root, around the queued objects (choosing the
+    /// minimum node size from them if it was left automatic).
     pub(crate) fn first_root(&mut self) {
+        if self.config.min_node_size == 0.0 {
+            self.config.min_node_size =
+                crate::kernel::auto_cell_size(&self.core.store, &self.core.pending);
+        }
         let mut world = self.config.world;
         for &s in &self.core.pending {
             let b = self.core.store.obj(s).aabb;
@@ -174,7 +179,7 @@ impl<V: Vector, T> Orthtree<V, T> {
         }
     }
 
-    /// Doubles the root towards `aabb` until it contains it (L4).
+    /// Doubles the root towards `aabb` until it contains it.
     ///
     /// # Errors
     /// [`Error::WorldTooLarge`] when it would take an absurd number of

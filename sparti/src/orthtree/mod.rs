@@ -1,4 +1,4 @@
-//! The orthtrees: the octree (S1, 3D) and the quadtree (S2, 2D), one
+//! The orthtrees: the octree (3D) and the quadtree (2D), one
 //! generic source.
 //!
 //! Split by operation, one `impl` block a file: `insert.rs` (lazy bulk build,
@@ -21,7 +21,8 @@ use crate::{Error, Handle, ValidationError};
 
 pub(crate) use crate::index::within_limits;
 
-/// What an orthtree does with an object outside its root region (L4).
+/// What an orthtree does with an object outside its root region.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OutOfBounds {
     /// The root doubles towards the object until it holds it (default).
@@ -37,13 +38,34 @@ pub enum OutOfBounds {
 }
 
 /// Settings of an [`Orthtree`].
+///
+/// `min_node_size` matters most for speed: about the size of a typical
+/// object is a good start (`sparti tune` measures it on a recorded scene).
+///
+/// # Example
+/// ```
+/// use glam::Vec3;
+/// use sparti::{Aabb, Octree, OrthtreeConfig, OutOfBounds};
+/// let config = OrthtreeConfig {
+///     world: Some(Aabb::new(Vec3::splat(-500.0), Vec3::splat(500.0)).unwrap()),
+///     min_node_size: 2.0, // objects about 2 units across
+///     out_of_bounds: OutOfBounds::Reject, // the level has walls
+/// };
+/// let tree: Octree<u32> = Octree::with_config(config).unwrap();
+/// assert!(Octree::<u32>::with_config(OrthtreeConfig { min_node_size: -1.0, ..config }).is_err());
+/// # drop(tree);
+/// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OrthtreeConfig<V: Vector> {
     /// The region the root must enclose at first. `None`: the bounds of the
     /// objects of the first build.
     pub world: Option<Aabb<V>>,
-    /// Nodes whose side is at most this do not split (default 1). The root's
-    /// side is this times a power of two.
+    /// Nodes whose side is at most this do not split. The root's side is
+    /// this times a power of two. Default 0: chosen at the first build,
+    /// four times the median object's largest side rounded up to a power
+    /// of two (about what the pair search and the moves run fastest with);
+    /// [`Orthtree::config`] tells the value chosen.
     pub min_node_size: f32,
     /// What happens to objects outside the root region.
     pub out_of_bounds: OutOfBounds,
@@ -53,7 +75,7 @@ impl<V: Vector> Default for OrthtreeConfig<V> {
     fn default() -> Self {
         Self {
             world: None,
-            min_node_size: 1.0,
+            min_node_size: 0.0,
             out_of_bounds: OutOfBounds::Grow,
         }
     }
@@ -87,15 +109,15 @@ pub(crate) struct Node<V: Vector> {
 /// objects are.
 ///
 /// - The root is a cube (square) whose side is `min_node_size` times a power
-///   of two, enclosing the world; it doubles when an object leaves it (L4).
+///   of two, enclosing the world; it doubles when an object leaves it.
 /// - An object lives in the deepest node that fully contains it; a leaf
 ///   holding one object does not split, nor does a node of the minimum size.
 /// - Insertions are queued and built in one pass by `flush` (or
-///   `end_frame`); queries before it test them one by one (L2).
+///   `end_frame`); queries before it test them one by one.
 /// - A moved object climbs to the first ancestor that contains it, then
-///   sinks as deep as it fits (L3).
+///   sinks as deep as it fits.
 /// - Empty leaves are pruned after 8 idle frames; a leaf reused before its
-///   death doubles its lifespan, up to 64 (L5).
+///   death doubles its lifespan, up to 64.
 ///
 /// Pairs come from the search every structure shares: a hierarchical
 /// loose grid over the objects' boxes, rebuilt by a counting sort at each
@@ -131,9 +153,42 @@ pub struct Orthtree<V: Vector, T> {
     pair_scratch: Spare<PairScratch<V>>,
 }
 
-/// The octree (S1).
+/// The octree: the dynamic tree of the octree article in 3D, each object in
+/// the deepest cube that contains it. Every method is [`SpatialIndex`](crate::SpatialIndex)'s
+/// (and [`Orthtree`]'s own); settings in [`OrthtreeConfig`].
+///
+/// # Example
+/// ```
+/// use glam::Vec3;
+/// use sparti::{Filter, ObjectDesc, Octree, Shape, SpatialIndex};
+/// let mut tree = Octree::<&str>::new();
+/// let orc = tree.insert(ObjectDesc::new(Shape::sphere(Vec3::new(4.0, 0.0, 0.0), 1.0), "orc")).unwrap();
+/// tree.insert(ObjectDesc::new(Shape::sphere(Vec3::new(40.0, 0.0, 0.0), 1.0), "elf")).unwrap();
+/// tree.end_frame(); // builds what was inserted
+/// let mut near = Vec::new();
+/// tree.query_radius(Vec3::ZERO, 5.0, Filter::ALL, &mut near);
+/// assert_eq!(near, vec![orc]);
+/// assert_eq!(tree.get(orc).unwrap().value, "orc");
+/// ```
 pub type Octree<T = ()> = Orthtree<Vec3, T>;
-/// The quadtree (S2).
+
+/// The quadtree: the octree's 2D twin, from the same source, each object in
+/// the deepest square that contains it. Every method is [`SpatialIndex`](crate::SpatialIndex)'s
+/// (and [`Orthtree`]'s own); settings in [`OrthtreeConfig`].
+///
+/// # Example
+/// ```
+/// use glam::Vec2;
+/// use sparti::{ObjectDesc, Quadtree, Shape, SpatialIndex};
+/// let mut tree = Quadtree::<u32>::new();
+/// let a = tree.insert(ObjectDesc::new(Shape::circle(Vec2::ZERO, 1.0), 1)).unwrap();
+/// let b = tree.insert(ObjectDesc::new(Shape::circle(Vec2::new(3.0, 0.0), 1.0), 2)).unwrap();
+/// tree.update(b, Shape::circle(Vec2::new(1.5, 0.0), 1.0)).unwrap(); // b moves onto a
+/// tree.end_frame();
+/// let mut pairs = Vec::new();
+/// tree.pairs(&mut pairs);
+/// assert_eq!((pairs[0].a, pairs[0].b), (a, b));
+/// ```
 pub type Quadtree<T = ()> = Orthtree<Vec2, T>;
 
 impl<V: Vector, T> Default for Orthtree<V, T> {
@@ -158,7 +213,7 @@ impl<V: Vector, T> Orthtree<V, T> {
         let m = config.min_node_size;
         crate::kernel::check_config(
             m,
-            "min_node_size must be finite, > 0 and <= 2^60",
+            "min_node_size must be finite, >= 0 (0: automatic) and <= 2^60",
             config.world.as_ref(),
         )?;
         Ok(Self {
@@ -170,7 +225,8 @@ impl<V: Vector, T> Orthtree<V, T> {
         })
     }
 
-    /// The settings.
+    /// The settings (with the minimum node size chosen at the first
+    /// build, when it was left automatic).
     pub fn config(&self) -> &OrthtreeConfig<V> {
         &self.config
     }
@@ -187,7 +243,7 @@ impl<V: Vector, T> Orthtree<V, T> {
     }
 
     /// Calls `f(bounds, depth, object_count)` for every node, parents before
-    /// children: for drawing the tree (M3).
+    /// children: for drawing the tree.
     fn nodes_depth_first(&self, mut f: impl FnMut(&Aabb<V>, usize, usize)) {
         if self.core.root == NONE {
             return;

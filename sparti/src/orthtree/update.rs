@@ -1,4 +1,4 @@
-//! Moving and removing objects (L3), and pruning empty branches (L5).
+//! Moving and removing objects, and pruning empty branches.
 
 use super::{Orthtree, OutOfBounds};
 use crate::Error;
@@ -8,7 +8,7 @@ use crate::store::NONE;
 
 impl<V: Vector, T> Orthtree<V, T> {
     /// Moves or resizes an object: climbs to the first ancestor that contains
-    /// it, then sinks as deep as it fits (L3).
+    /// it, then sinks as deep as it fits.
     #[inline]
     pub(crate) fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error> {
         let n = self.core.store.slot(m.slot).node;

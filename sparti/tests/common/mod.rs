@@ -536,6 +536,20 @@ pub fn run_scene<V: Vector, S: SpatialIndex<V, u32>>(
         ev_b.update(&p.b);
         p.s.contacts(&mut contacts);
         ev_c.observe(contacts.iter().map(|c| c.pair()));
+        // The same records with their objects, in the same order.
+        let mut with_objects = Vec::new();
+        p.s.for_each_contact(|c, oa, ob| {
+            assert_eq!(
+                (oa.value, ob.value),
+                (p.s.get(c.a).unwrap().value, p.s.get(c.b).unwrap().value)
+            );
+            with_objects.push(*c);
+        });
+        assert_eq!(
+            with_objects, contacts,
+            "[{}] frame {frame}: for_each_contact",
+            scene.name
+        );
         assert_eq!(
             (ev_c.started(), ev_c.stopped(), ev_c.touching()),
             (ev_s.started(), ev_s.stopped(), ev_s.touching()),
