@@ -434,7 +434,13 @@ fn sync<V: Dim, S: Index<V>>(
             s.insert(entity, &collider, shape);
             continue;
         };
-        let o = s.index.get(h).expect("the plugin's handles are live");
+        let Ok(o) = s.index.get(h) else {
+            // Evicted by an index under `OutOfBounds::Remove` (it left the
+            // world): filed again if its new place is inside.
+            s.handles.remove(&entity);
+            s.insert(entity, &collider, shape);
+            continue;
+        };
         if (o.layer, o.mask, o.is_static) != (collider.layer, collider.mask, collider.is_static) {
             // Layers and the static flag are set when filed.
             s.remove(entity);

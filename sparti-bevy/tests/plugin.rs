@@ -322,3 +322,69 @@ fn queries_from_parallel_systems() {
     // Circles at 8..=12 meet the first ball, 20 the second.
     assert_eq!(seen, vec![1, 5]);
 }
+
+/// An index whose world does not grow (`OutOfBounds::Remove`) evicts an
+/// entity that leaves it: the plugin logs it, keeps it out until it comes
+/// back inside, and never panics; the other entities go on.
+#[test]
+fn an_entity_leaving_a_world_that_does_not_grow() {
+    use sparti::{Aabb, OrthtreeConfig, OutOfBounds, SpatialIndex};
+    fn make() -> Quadtree {
+        Quadtree::with_config(OrthtreeConfig {
+            world: Some(Aabb::new(Vec2::splat(-10.0), Vec2::splat(10.0)).unwrap()),
+            out_of_bounds: OutOfBounds::Remove,
+            ..Default::default()
+        })
+        .unwrap()
+    }
+    let mut app = App::new();
+    app.add_plugins((TransformPlugin, SpartiPlugin::<Vec2, Quadtree>::new(make)));
+    let a = app
+        .world_mut()
+        .spawn((Transform::from_xyz(0.0, 0.0, 0.0), Collider::circle(1.0)))
+        .id();
+    let b = app
+        .world_mut()
+        .spawn((Transform::from_xyz(1.5, 0.0, 0.0), Collider::circle(1.0)))
+        .id();
+    app.update();
+    let count = |app: &App| {
+        app.world()
+            .resource::<Sparti<Vec2, Quadtree>>()
+            .contacts()
+            .count()
+    };
+    assert_eq!(count(&app), 1);
+    // `b` leaves the world: evicted, no contact; then out of the world it
+    // cannot be filed again, which is reported each frame it moves.
+    app.world_mut()
+        .get_mut::<Transform>(b)
+        .unwrap()
+        .translation
+        .x = 50.0;
+    app.update();
+    assert_eq!(count(&app), 0);
+    app.world_mut()
+        .get_mut::<Transform>(b)
+        .unwrap()
+        .translation
+        .x = 60.0;
+    app.update();
+    let s = app.world().resource::<Sparti<Vec2, Quadtree>>();
+    assert!(s.errors().iter().any(|&(e, _)| e == b), "{:?}", s.errors());
+    assert_eq!(s.handle(b), None);
+    assert!(s.handle(a).is_some());
+    // Back inside: filed again, touching `a` again.
+    app.world_mut()
+        .get_mut::<Transform>(b)
+        .unwrap()
+        .translation
+        .x = 1.5;
+    app.update();
+    assert_eq!(count(&app), 1);
+    app.world()
+        .resource::<Sparti<Vec2, Quadtree>>()
+        .index()
+        .validate()
+        .unwrap();
+}

@@ -11,8 +11,8 @@ use std::path::Path;
 
 use glam::{Vec2, Vec3};
 use sparti::{
-    Aabb, BruteForce, Bsp2, Bsp3, Filter, Frustum, LooseOctree, LooseQuadtree, ObjectDesc, Octree,
-    Plane, Quadtree, Ray, Shape, SpatialIndex, Sphere, Vector,
+    Aabb, BruteForce, Bsp2, Bsp3, Cone, Filter, Frustum, LooseOctree, LooseQuadtree, ObjectDesc,
+    Octree, Plane, Quadtree, Ray, Shape, SpatialIndex, Sphere, Vector,
 };
 
 fn replay_dir(dir: &str) -> usize {
@@ -266,4 +266,37 @@ fn a_sphere_query_agrees_with_the_boxes_far_from_the_origin() {
     rounded_centre_distance(LooseQuadtree::<u32>::new());
     rounded_centre_distance(Bsp3::<u32>::new());
     rounded_centre_distance(Bsp2::<u32>::new());
+}
+
+/// Finding 9 (`fuzz/regressions/ops/cone-underflow-point-beside-the-apex`):
+/// a point 2.35e-38 beside the apex of a cone of range 0 was "in range" for
+/// the brute force (its squared distance underflows to 0), while the trees,
+/// which look for centres within the box of the range around the apex, did
+/// not see it. A cone now also requires each coordinate within range.
+fn cone_underflow<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
+    let beside = V::ZERO.with(1, 2.350_988_6e-38);
+    let h = s
+        .insert(ObjectDesc::new(Shape::sphere(beside, 0.0), 1))
+        .unwrap();
+    s.flush();
+    let mut out = Vec::new();
+    let cone = Cone::new(V::ZERO, V::ZERO.with(0, -1.0), 0.0, 0.0).unwrap();
+    s.query_cone(&cone, Filter::ALL, &mut out);
+    assert!(out.is_empty(), "{out:?}");
+    // In range (and on the axis), it is seen by every structure.
+    let cone = Cone::new(V::ZERO, V::ZERO.with(1, 1.0), 0.0, 1e-37).unwrap();
+    s.query_cone(&cone, Filter::ALL, &mut out);
+    assert_eq!(out, vec![h]);
+}
+
+#[test]
+fn a_cone_does_not_underflow_a_point_into_range() {
+    cone_underflow(BruteForce::<Vec3, u32>::new());
+    cone_underflow(BruteForce::<Vec2, u32>::new());
+    cone_underflow(Octree::<u32>::new());
+    cone_underflow(Quadtree::<u32>::new());
+    cone_underflow(LooseOctree::<u32>::new());
+    cone_underflow(LooseQuadtree::<u32>::new());
+    cone_underflow(Bsp3::<u32>::new());
+    cone_underflow(Bsp2::<u32>::new());
 }

@@ -93,7 +93,10 @@ impl<V: Vector> Cone<V> {
     pub fn contains_point(&self, p: V) -> bool {
         let d = p - self.apex;
         let len2 = d.length_squared();
-        if len2 > self.range * self.range {
+        // Each coordinate within range too: a squared distance below ~1e-38
+        // underflows to 0, and the structures look for centres in the box
+        // of the range around the apex (found by fuzzing).
+        if len2 > self.range * self.range || d.abs().max_element() > self.range {
             return false;
         }
         if len2 == 0.0 || self.half_angle >= core::f32::consts::PI {

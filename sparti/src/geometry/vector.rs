@@ -166,18 +166,26 @@ macro_rules! impl_vector {
     };
 }
 
-impl_vector!(
-    Vec2,
-    2,
-    all_le: |a, o| (a.x <= o.x) & (a.y <= o.y),
-    any_lt: |a, o| a.x < o.x || a.y < o.y
-);
-impl_vector!(
-    Vec3,
-    3,
-    all_le: |a, o| (a.x <= o.x) & (a.y <= o.y) & (a.z <= o.z),
-    any_lt: |a, o| a.x < o.x || a.y < o.y || a.z < o.z
-);
+/// [`Vector`] for the `Vec2` and `Vec3` in scope (glam's, of one version
+/// or another).
+macro_rules! impl_vectors {
+    () => {
+        impl_vector!(
+            Vec2,
+            2,
+            all_le: |a, o| (a.x <= o.x) & (a.y <= o.y),
+            any_lt: |a, o| a.x < o.x || a.y < o.y
+        );
+        impl_vector!(
+            Vec3,
+            3,
+            all_le: |a, o| (a.x <= o.x) & (a.y <= o.y) & (a.z <= o.z),
+            any_lt: |a, o| a.x < o.x || a.y < o.y || a.z < o.z
+        );
+    };
+}
+
+impl_vectors!();
 
 /// [`Vector`] for the vectors of glam 0.33, the version Bevy 0.20 is
 /// built on (feature `glam033`): a Bevy game passes its own `Vec2` and
@@ -187,16 +195,5 @@ mod glam033_vectors {
     use super::Vector;
     use glam033::{Vec2, Vec3};
 
-    impl_vector!(
-        Vec2,
-        2,
-        all_le: |a, o| (a.x <= o.x) & (a.y <= o.y),
-        any_lt: |a, o| a.x < o.x || a.y < o.y
-    );
-    impl_vector!(
-        Vec3,
-        3,
-        all_le: |a, o| (a.x <= o.x) & (a.y <= o.y) & (a.z <= o.z),
-        any_lt: |a, o| a.x < o.x || a.y < o.y || a.z < o.z
-    );
+    impl_vectors!();
 }

@@ -727,8 +727,9 @@ pub(crate) fn check_config<V: Vector>(
 
 /// How many times the typical object's size the automatic smallest cell
 /// is (then rounded up to a power of two): measured on the `frames`
-/// example, 1,000 to 100,000 moving spheres of sizes 1 to 3, smallest
-/// cells of 1, 2, 4, 8 and 16 (BENCHMARKS.md, sixth session).
+/// example, 10,000 and 100,000 moving spheres of sizes 1 to 3, smallest
+/// cells of 1, 2, 4, 8 and 16 (BENCHMARKS.md, "the automatic minimum node
+/// size").
 const AUTO_CELLS_PER_OBJECT: f32 = 4.0;
 
 /// The smallest cell size a tree chooses at its first build when its
