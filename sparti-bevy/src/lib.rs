@@ -74,7 +74,7 @@ use bevy_transform::TransformSystems;
 use bevy_transform::components::{GlobalTransform, Transform};
 use sparti::{
     Aabb, Cone, Contact, ContactEvents, Error, Filter, Handle, ObjectDesc, Pair, Ray, RayHit,
-    Shape, SpatialIndex, Sphere, Vector,
+    Shape, SpatialIndex, Vector,
 };
 
 /// The quadtree, over Bevy's `Vec2`, holding entities.
@@ -178,16 +178,7 @@ impl<V: Dim> Collider<V> {
 
     /// The shape placed at `at`.
     pub fn placed(&self, at: V) -> Shape<V> {
-        match self.shape {
-            Shape::Sphere(s) => Shape::Sphere(Sphere {
-                center: s.center + at,
-                radius: s.radius,
-            }),
-            Shape::Box(b) => Shape::Box(Aabb {
-                min: b.min + at,
-                max: b.max + at,
-            }),
-        }
+        self.shape.translated(at)
     }
 }
 

@@ -15,6 +15,24 @@ use sparti::{
     Octree, Plane, Quadtree, Ray, Shape, SpatialIndex, Sphere, Vector,
 };
 
+/// Calls the generic check `f` with every tree (and, with `brute`, the
+/// brute force in 3D and 2D first), each empty.
+macro_rules! every_structure {
+    (brute, $f:ident) => {
+        $f(BruteForce::<Vec3, u32>::new());
+        $f(BruteForce::<Vec2, u32>::new());
+        every_structure!($f);
+    };
+    ($f:ident) => {
+        $f(Octree::<u32>::new());
+        $f(Quadtree::<u32>::new());
+        $f(LooseOctree::<u32>::new());
+        $f(LooseQuadtree::<u32>::new());
+        $f(Bsp3::<u32>::new());
+        $f(Bsp2::<u32>::new());
+    };
+}
+
 fn replay_dir(dir: &str) -> usize {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(dir);
     let mut files: Vec<_> = std::fs::read_dir(&path)
@@ -99,14 +117,7 @@ fn tiny_gaps_do_not_underflow_into_contact() {
             .unwrap()
             .intersects(&Sphere::new(Vec2::new(1e-38, 0.0), 0.0).unwrap())
     );
-    tiny_gaps_are_gaps(BruteForce::<Vec3, u32>::new());
-    tiny_gaps_are_gaps(BruteForce::<Vec2, u32>::new());
-    tiny_gaps_are_gaps(Octree::<u32>::new());
-    tiny_gaps_are_gaps(Quadtree::<u32>::new());
-    tiny_gaps_are_gaps(LooseOctree::<u32>::new());
-    tiny_gaps_are_gaps(LooseQuadtree::<u32>::new());
-    tiny_gaps_are_gaps(Bsp3::<u32>::new());
-    tiny_gaps_are_gaps(Bsp2::<u32>::new());
+    every_structure!(brute, tiny_gaps_are_gaps);
 }
 
 /// Finding 2 (fuzzing, `fuzz/regressions/ops/octree-root-collapsed-far-from-origin`):
@@ -140,12 +151,7 @@ fn far_then_near<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
 
 #[test]
 fn a_root_collapsed_far_from_the_origin_still_grows() {
-    far_then_near(Octree::<u32>::new());
-    far_then_near(Quadtree::<u32>::new());
-    far_then_near(LooseOctree::<u32>::new());
-    far_then_near(LooseQuadtree::<u32>::new());
-    far_then_near(Bsp3::<u32>::new());
-    far_then_near(Bsp2::<u32>::new());
+    every_structure!(far_then_near);
 }
 
 /// Finding 4 (`fuzz/regressions/ops/frustum-rounds-a-gap-away-for-a-sphere`):
@@ -173,14 +179,7 @@ fn frustum_gap<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
 
 #[test]
 fn a_frustum_does_not_round_a_gap_away() {
-    frustum_gap(BruteForce::<Vec3, u32>::new());
-    frustum_gap(BruteForce::<Vec2, u32>::new());
-    frustum_gap(Octree::<u32>::new());
-    frustum_gap(Quadtree::<u32>::new());
-    frustum_gap(LooseOctree::<u32>::new());
-    frustum_gap(LooseQuadtree::<u32>::new());
-    frustum_gap(Bsp3::<u32>::new());
-    frustum_gap(Bsp2::<u32>::new());
+    every_structure!(brute, frustum_gap);
 }
 
 /// Finding 5 (`fuzz/regressions/ops/underflow-ray-inside-a-tiny-sphere-tie`):
@@ -212,14 +211,7 @@ fn tiny_sphere_behind_the_origin<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
 
 #[test]
 fn a_sphere_is_never_hit_nearer_than_its_box() {
-    tiny_sphere_behind_the_origin(BruteForce::<Vec3, u32>::new());
-    tiny_sphere_behind_the_origin(BruteForce::<Vec2, u32>::new());
-    tiny_sphere_behind_the_origin(Octree::<u32>::new());
-    tiny_sphere_behind_the_origin(Quadtree::<u32>::new());
-    tiny_sphere_behind_the_origin(LooseOctree::<u32>::new());
-    tiny_sphere_behind_the_origin(LooseQuadtree::<u32>::new());
-    tiny_sphere_behind_the_origin(Bsp3::<u32>::new());
-    tiny_sphere_behind_the_origin(Bsp2::<u32>::new());
+    every_structure!(brute, tiny_sphere_behind_the_origin);
     let preset = || {
         LooseOctree::<u32>::with_config(sparti::LooseConfig {
             world: Some(Aabb::new(Vec3::splat(-8.0), Vec3::splat(8.0)).unwrap()),
@@ -258,14 +250,7 @@ fn rounded_centre_distance<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
 
 #[test]
 fn a_sphere_query_agrees_with_the_boxes_far_from_the_origin() {
-    rounded_centre_distance(BruteForce::<Vec3, u32>::new());
-    rounded_centre_distance(BruteForce::<Vec2, u32>::new());
-    rounded_centre_distance(Octree::<u32>::new());
-    rounded_centre_distance(Quadtree::<u32>::new());
-    rounded_centre_distance(LooseOctree::<u32>::new());
-    rounded_centre_distance(LooseQuadtree::<u32>::new());
-    rounded_centre_distance(Bsp3::<u32>::new());
-    rounded_centre_distance(Bsp2::<u32>::new());
+    every_structure!(brute, rounded_centre_distance);
 }
 
 /// Finding 9 (`fuzz/regressions/ops/cone-underflow-point-beside-the-apex`):
@@ -291,12 +276,5 @@ fn cone_underflow<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
 
 #[test]
 fn a_cone_does_not_underflow_a_point_into_range() {
-    cone_underflow(BruteForce::<Vec3, u32>::new());
-    cone_underflow(BruteForce::<Vec2, u32>::new());
-    cone_underflow(Octree::<u32>::new());
-    cone_underflow(Quadtree::<u32>::new());
-    cone_underflow(LooseOctree::<u32>::new());
-    cone_underflow(LooseQuadtree::<u32>::new());
-    cone_underflow(Bsp3::<u32>::new());
-    cone_underflow(Bsp2::<u32>::new());
+    every_structure!(brute, cone_underflow);
 }

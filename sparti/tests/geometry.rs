@@ -175,19 +175,6 @@ fn sphere_entry64<V: Vector>(ray: &Ray<V>, s: &Sphere<V>, grow: f64, max_dist: f
     (t <= max_dist).then_some(t)
 }
 
-fn translate<V: Vector>(s: Shape<V>, t: V) -> Shape<V> {
-    match s {
-        Shape::Sphere(s) => Shape::Sphere(Sphere {
-            center: s.center + t,
-            radius: s.radius,
-        }),
-        Shape::Box(b) => Shape::Box(Aabb {
-            min: b.min + t,
-            max: b.max + t,
-        }),
-    }
-}
-
 fn shape_scale<V: Vector>(s: &Shape<V>) -> f64 {
     let b = s.aabb();
     max_abs(b.min).max(max_abs(b.max))
@@ -1219,7 +1206,7 @@ fn check_contact<V: Vector>((a, b): (Shape<V>, Shape<V>)) -> TestResult {
     // Moving the second shape by normal * (depth + eps) separates them;
     // by normal * (depth - eps) it does not (the depth is not overstated).
     let eps = 1e-3 * (1.0 + shape_scale(&a).max(shape_scale(&b))) as f32;
-    let apart = translate(b, c.normal * (c.depth + eps));
+    let apart = b.translated(c.normal * (c.depth + eps));
     prop_assert!(
         !a.intersects(&apart),
         "moving {b:?} by {:?} * ({} + {eps}) leaves it touching {a:?}",
@@ -1227,7 +1214,7 @@ fn check_contact<V: Vector>((a, b): (Shape<V>, Shape<V>)) -> TestResult {
         c.depth
     );
     if c.depth > 2.0 * eps {
-        let still = translate(b, c.normal * (c.depth - eps));
+        let still = b.translated(c.normal * (c.depth - eps));
         prop_assert!(a.intersects(&still), "depth {} overstated", c.depth);
     }
 
@@ -1921,15 +1908,15 @@ fn regression_box_box_depth_when_one_box_spans_the_other() {
     let wide = Shape::cuboid(Vec2::ZERO, Vec2::splat(0.5));
     let c = point.contact(&wide).unwrap();
     assert_eq!(c.depth, 0.5);
-    assert!(!point.intersects(&translate(wide, c.normal * (c.depth + 1e-3))));
+    assert!(!point.intersects(&wide.translated(c.normal * (c.depth + 1e-3))));
 
     let a = Shape::Box(Aabb::new(Vec3::ZERO, Vec3::splat(10.0)).unwrap());
     let b = Shape::Box(Aabb::new(Vec3::splat(4.0), Vec3::splat(6.0)).unwrap());
     for (x, y) in [(a, b), (b, a)] {
         let c = x.contact(&y).unwrap();
         assert_eq!(c.depth, 6.0, "{c:?}");
-        assert!(!x.intersects(&translate(y, c.normal * (c.depth + 1e-3))));
-        assert!(x.intersects(&translate(y, c.normal * (c.depth - 1e-3))));
+        assert!(!x.intersects(&y.translated(c.normal * (c.depth + 1e-3))));
+        assert!(x.intersects(&y.translated(c.normal * (c.depth - 1e-3))));
     }
 }
 

@@ -12,8 +12,8 @@
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use sparti::{
-    BruteForce, Bsp2, Bsp3, Contact, Handle, LooseConfig, LooseOctree, LooseQuadtree, ObjectDesc,
-    Octree, Pair, Quadtree, Shape, SpatialIndex, Vector,
+    BruteForce, Bsp2, Bsp3, Contact, Counters, Handle, LooseConfig, LooseOctree, LooseQuadtree,
+    ObjectDesc, Octree, Pair, Quadtree, Shape, SpatialIndex, Vector,
 };
 
 /// How a scene spreads its objects.
@@ -47,6 +47,27 @@ fn pools() -> Vec<rayon::ThreadPool> {
                 .expect("a thread pool")
         })
         .collect()
+}
+
+/// A search on `pool` (its pairs `many`, its counters `got`) equals the
+/// one-thread search (`one`, `counters`): the same pairs in the same order,
+/// the same counters.
+fn assert_same_on_pool(
+    name: &str,
+    frame: usize,
+    pool: &rayon::ThreadPool,
+    (one, counters): (&[Pair], Counters),
+    (many, got): (&[Pair], Counters),
+) {
+    let threads = pool.current_num_threads();
+    assert_eq!(
+        one, many,
+        "{name}: frame {frame}: {threads} threads gave other pairs or another order"
+    );
+    assert_eq!(
+        got, counters,
+        "{name}: frame {frame}: counters differ on {threads} threads"
+    );
 }
 
 fn random_vec<V: Vector>(r: &mut Pcg64, lo: f32, hi: f32) -> V {
@@ -137,18 +158,12 @@ fn run<V: Vector, S: SpatialIndex<V, u32> + Sync>(c: &Case, make: fn() -> S) -> 
         for pool in &pools {
             tree.reset_counters();
             pool.install(|| tree.par_pairs(&mut many));
-            assert_eq!(
-                one,
-                many,
-                "{}: frame {frame}: {} threads gave other pairs or another order",
+            assert_same_on_pool(
                 c.name,
-                pool.current_num_threads()
-            );
-            assert_eq!(
-                tree.counters(),
-                counters,
-                "{}: frame {frame}: counters differ",
-                c.name
+                frame,
+                pool,
+                (&one, counters),
+                (&many, tree.counters()),
             );
             let mut contacts_many = Vec::new();
             pool.install(|| tree.par_contacts(&mut contacts_many));
@@ -343,20 +358,7 @@ fn large<V: Vector, S: SpatialIndex<V, u32> + Send + Sync>(make: fn() -> S) {
                 t.reset_counters();
                 pool.install(|| t.par_pairs(&mut many));
             }
-            assert_eq!(
-                one,
-                many,
-                "{}: frame {frame}: {} threads gave other pairs or another order",
-                c.name,
-                pool.current_num_threads()
-            );
-            assert_eq!(
-                t.counters(),
-                counters,
-                "{}: frame {frame}: counters differ on {} threads",
-                c.name,
-                pool.current_num_threads()
-            );
+            assert_same_on_pool(c.name, frame, pool, (&one, counters), (&many, t.counters()));
             t.validate()
                 .expect("invariants hold, the threaded grid included");
         }

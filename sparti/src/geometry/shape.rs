@@ -77,6 +77,28 @@ impl<V: Vector> Shape<V> {
         Self::cuboid(center, half_extents)
     }
 
+    /// The same shape moved by `offset`.
+    ///
+    /// # Example
+    /// ```
+    /// use glam::Vec2;
+    /// use sparti::Shape;
+    /// let here = Shape::circle(Vec2::ZERO, 1.0);
+    /// assert_eq!(here.translated(Vec2::X).center(), Vec2::X);
+    /// ```
+    pub fn translated(&self, offset: V) -> Self {
+        match *self {
+            Shape::Sphere(s) => Shape::Sphere(Sphere {
+                center: s.center + offset,
+                radius: s.radius,
+            }),
+            Shape::Box(b) => Shape::Box(Aabb {
+                min: b.min + offset,
+                max: b.max + offset,
+            }),
+        }
+    }
+
     /// Checks that the shape is finite and well formed.
     ///
     /// # Errors
