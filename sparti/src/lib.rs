@@ -102,6 +102,7 @@ mod brute;
 mod bsp;
 mod error;
 mod events;
+mod found;
 pub mod geometry;
 mod index;
 mod kernel;
@@ -115,6 +116,7 @@ pub use brute::BruteForce;
 pub use bsp::{Bsp, Bsp2, Bsp3, BspConfig};
 pub use error::{Error, ValidationError};
 pub use events::ContactEvents;
+pub use found::{Found, FoundItem};
 pub use geometry::{
     Aabb, Cone, ContactPoint, Frustum, Overlap, Plane, Ray, RayIntersection, Region, Shape, Sphere,
     Vector,
