@@ -10,7 +10,7 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use sparti::{
     Aabb, BruteForce, Cone, ContactEvents, Filter, Frustum, Handle, LayerMatrix, Neighbor,
-    ObjectDesc, Plane, Ray, Shape, SpatialIndex, Sphere, Vector,
+    ObjectDesc, Pair, Plane, Ray, Shape, SpatialIndex, Sphere, Vector,
 };
 
 pub type Rng64 = Pcg64;
