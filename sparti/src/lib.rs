@@ -25,6 +25,10 @@
 //! ([`Aabb`], [`Sphere`], [`Frustum`], [`Cone`] through [`Region`]), rays
 //! ([`Ray`]), k-nearest ([`SpatialIndex::nearest_k`]), contact records
 //! ([`SpatialIndex::contacts`]), the [`LayerMatrix`] and [`ContactEvents`].
+//! Queries fill a `Vec` the caller keeps, or come as iterators of
+//! `(handle, &object)` ([`SpatialIndex::objects_in`],
+//! [`SpatialIndex::objects_within`], [`SpatialIndex::nearest`]); neither
+//! allocates once warm.
 //!
 //! # Example
 //! ```
