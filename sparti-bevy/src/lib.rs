@@ -49,7 +49,9 @@
 //! // A query from a system.
 //! let near = app
 //!     .world_mut()
-//!     .run_system_cached(|q: SpatialQuery<Vec2, Quadtree>| q.within_radius(Vec2::new(-2.0, 0.0), 1.5))
+//!     .run_system_cached(|q: SpatialQuery<Vec2, Quadtree>| {
+//!         q.within_radius(Vec2::new(-2.0, 0.0), 1.5).collect::<Vec<_>>()
+//!     })
 //!     .unwrap();
 //! assert_eq!(near, vec![a]);
 //! ```
@@ -522,41 +524,51 @@ impl<V: Dim, S: Index<V>> SpatialQuery<'_, V, S> {
         &self.sparti
     }
 
-    /// The entities of handles, in order.
-    fn entities(&self, handles: &[Handle]) -> Vec<Entity> {
-        handles
-            .iter()
-            .filter_map(|&h| self.sparti.entity(h))
-            .collect()
-    }
-
-    /// The entities whose shapes come within `radius` of `point`.
-    pub fn within_radius(&self, point: V, radius: f32) -> Vec<Entity> {
+    /// The entities whose shapes come within `radius` of `point`. Like
+    /// every query here, an iterator that allocates nothing once warm
+    /// (see [`SpatialIndex::objects_in`]).
+    pub fn within_radius<'a>(
+        &'a self,
+        point: V,
+        radius: f32,
+    ) -> impl ExactSizeIterator<Item = Entity> + use<'a, V, S> {
         self.within_radius_filtered(point, radius, Filter::ALL)
     }
 
     /// [`SpatialQuery::within_radius`] for the entities on the filter's
     /// layers.
-    pub fn within_radius_filtered(&self, point: V, radius: f32, filter: Filter) -> Vec<Entity> {
-        let mut out = Vec::new();
-        self.sparti
-            .index
-            .query_radius(point, radius, filter, &mut out);
-        self.entities(&out)
+    pub fn within_radius_filtered<'a>(
+        &'a self,
+        point: V,
+        radius: f32,
+        filter: Filter,
+    ) -> impl ExactSizeIterator<Item = Entity> + use<'a, V, S> {
+        let found = self.sparti.index.objects_within(point, radius, filter);
+        found.map(|(_, o)| o.value)
     }
 
     /// The entities whose shapes meet the box.
-    pub fn in_box(&self, aabb: &Aabb<V>, filter: Filter) -> Vec<Entity> {
-        let mut out = Vec::new();
-        self.sparti.index.query_aabb(aabb, filter, &mut out);
-        self.entities(&out)
+    pub fn in_box<'a>(
+        &'a self,
+        aabb: &Aabb<V>,
+        filter: Filter,
+    ) -> impl ExactSizeIterator<Item = Entity> + use<'a, V, S> {
+        self.sparti
+            .index
+            .objects_in(aabb, filter)
+            .map(|(_, o)| o.value)
     }
 
-    /// The entities whose shapes meet the view cone (a guard's sight).
-    pub fn in_cone(&self, cone: &Cone<V>, filter: Filter) -> Vec<Entity> {
-        let mut out = Vec::new();
-        self.sparti.index.query_cone(cone, filter, &mut out);
-        self.entities(&out)
+    /// The entities whose centres lie in the view cone (a guard's sight).
+    pub fn in_cone<'a>(
+        &'a self,
+        cone: &Cone<V>,
+        filter: Filter,
+    ) -> impl ExactSizeIterator<Item = Entity> + use<'a, V, S> {
+        self.sparti
+            .index
+            .objects_in(cone, filter)
+            .map(|(_, o)| o.value)
     }
 
     /// The first entity the ray hits within `max_dist`, with the hit.
@@ -572,12 +584,14 @@ impl<V: Dim, S: Index<V>> SpatialQuery<'_, V, S> {
 
     /// The `k` entities nearest to `point`, nearest first, with their
     /// distances (0 inside a shape).
-    pub fn nearest_k(&self, point: V, k: usize, filter: Filter) -> Vec<(Entity, f32)> {
-        let mut out = Vec::new();
-        self.sparti.index.nearest_k(point, k, filter, &mut out);
-        out.iter()
-            .filter_map(|n| Some((self.sparti.entity(n.handle)?, n.distance)))
-            .collect()
+    pub fn nearest_k<'a>(
+        &'a self,
+        point: V,
+        k: usize,
+        filter: Filter,
+    ) -> impl ExactSizeIterator<Item = (Entity, f32)> + use<'a, V, S> {
+        let found = self.sparti.index.nearest(point, k, filter);
+        found.map(|(n, o)| (o.value, n.distance))
     }
 
     /// This frame's contacts (found once by [`SpartiSystems::Contacts`]).

@@ -12,7 +12,7 @@ use bevy_transform::TransformPlugin;
 use bevy_transform::components::Transform;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
-use sparti::{Filter, Shape, Sphere};
+use sparti::{Aabb, Filter, Shape, Sphere};
 use sparti_bevy::{
     Bsp2, Collider, ContactStarted, ContactStopped, Dim, Index, LooseOctree, LooseQuadtree, Octree,
     Quadtree, Sparti, SpartiPlugin, SpatialQuery,
@@ -219,16 +219,27 @@ fn run<V: Dim, S: Index<V> + Default>(seed: u64, n: usize, frames: usize) {
         // Queries from a read-only system.
         let centre: V = random_v(&mut r, side);
         let radius = r.random_range(0.5..4.0);
-        let mut near = app
+        let (mut near, mut boxed) = app
             .world_mut()
             .run_system_cached_with(
                 |In((c, rad)): In<(V, f32)>, q: SpatialQuery<V, S>| {
-                    q.within_radius_filtered(c, rad, Filter::ALL)
+                    let room = Aabb::new(c - V::splat(rad), c + V::splat(rad)).unwrap();
+                    let near: Vec<Entity> = q.within_radius_filtered(c, rad, Filter::ALL).collect();
+                    let boxed: Vec<Entity> = q.in_box(&room, Filter::ALL).collect();
+                    (near, boxed)
                 },
                 (centre, radius),
             )
             .unwrap();
         near.sort();
+        boxed.sort();
+        let room = Aabb::new(centre - V::splat(radius), centre + V::splat(radius)).unwrap();
+        let want: Vec<Entity> = shapes
+            .iter()
+            .filter(|(_, s, _)| s.intersects_aabb(&room))
+            .map(|x| x.0)
+            .collect();
+        assert_eq!(boxed, want, "frame {frame}: box query");
         let ball = Sphere {
             center: centre,
             radius,
@@ -242,7 +253,9 @@ fn run<V: Dim, S: Index<V> + Default>(seed: u64, n: usize, frames: usize) {
         let k = app
             .world_mut()
             .run_system_cached_with(
-                |In(c): In<V>, q: SpatialQuery<V, S>| q.nearest_k(c, 3, Filter::ALL),
+                |In(c): In<V>, q: SpatialQuery<V, S>| {
+                    q.nearest_k(c, 3, Filter::ALL).collect::<Vec<_>>()
+                },
                 centre,
             )
             .unwrap();

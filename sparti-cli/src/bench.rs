@@ -10,7 +10,10 @@
 //! (from its last size, growing as N²) stays under a budget; every other
 //! structure must find the same pairs as the brute force in every frame
 //! (or, where the brute force did not run, as each other): a difference is
-//! reported on stderr and the command exits with code 3.
+//! reported on stderr and the command exits with code 3. A scene file with
+//! a query file beside it also answers those queries every frame, after
+//! the pairs: their time is part of the frame (and shown apart), and their
+//! results too must agree.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -24,6 +27,7 @@ use sparti::{Aabb, Vector};
 
 use crate::measure::{Config, Run, ScenePlan, Structure, Timing, check_scene, measure};
 use crate::plot::{Plot, Series, escape};
+use crate::queries::{Query, parse_queries};
 use crate::scenarios::{Scenario, Synthetic};
 use crate::scene::{Dim, Scene, parse_scene};
 
@@ -34,7 +38,9 @@ pub const MISMATCH: u8 = 3;
 #[derive(clap::Args, Debug, Clone)]
 pub struct BenchArgs {
     /// Scene files (CSV, see the README) to replay through every structure
-    /// of their dimension, besides the built-in scenarios.
+    /// of their dimension, besides the built-in scenarios. A query file
+    /// beside a scene (`discs2d.queries` beside `discs2d.csv`) is answered
+    /// every frame, after the pairs, and timed with them.
     pub scenes: Vec<PathBuf>,
     /// A short run (well under 20 s in a release build): sizes
     /// 1000,3000,10000 and fewer frames.
@@ -73,6 +79,33 @@ pub fn load_scene(path: &Path) -> Result<Scene, String> {
     }
     .map_err(|e| at(&[e]))?;
     Ok(scene)
+}
+
+/// A scene's query file: `explicit` when given, otherwise the file beside
+/// the scene with the extension `.queries` (`discs2d.csv` and
+/// `discs2d.queries`), if there is one.
+pub fn query_file(scene: &Path, explicit: Option<&Path>) -> Option<PathBuf> {
+    explicit.map(Path::to_path_buf).or_else(|| {
+        let beside = scene.with_extension("queries");
+        (beside != scene && beside.is_file()).then_some(beside)
+    })
+}
+
+/// Reads and parses a query file for a scene of `V`'s dimension; the
+/// error is the `FILE:LINE: message` text for stderr.
+///
+/// # Errors
+/// The file cannot be read or is malformed.
+pub fn load_queries<V: Vector>(path: &Path) -> Result<Vec<Query<V>>, String> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| format!("{}: cannot read the file: {e}", path.display()))?;
+    parse_queries(&bytes).map_err(|errors| {
+        errors
+            .iter()
+            .map(|e| format!("{}:{}: {}", path.display(), e.line, e.message))
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
 }
 
 /// Writes a message on stderr (never panicking on a closed pipe).
@@ -198,6 +231,16 @@ impl Entry {
     pub fn tests_per_object(&self) -> f64 {
         self.run.mean_pair_tests() / self.run.mean_objects().max(1.0)
     }
+
+    /// The median milliseconds per frame spent in the scene's queries, or
+    /// `-` for a workload without queries.
+    pub fn query_ms(&self) -> String {
+        if self.run.query_seconds.is_empty() {
+            "-".into()
+        } else {
+            sig3(self.run.median_query_ms())
+        }
+    }
 }
 
 /// The whole run's settings.
@@ -231,6 +274,7 @@ fn group<'a, V: Vector>(
     world: Option<Aabb<V>>,
     run_brute: bool,
     source: &dyn Fn() -> Box<dyn crate::measure::Source<V> + 'a>,
+    queries: &[Query<V>],
 ) {
     let (workload, is_scene, n) = label;
     let dim = V::DIM;
@@ -242,7 +286,13 @@ fn group<'a, V: Vector>(
             continue;
         }
         let mut src = source();
-        match measure::<V>(Config::default_of(s), world, src.as_mut(), &settings.timing) {
+        match measure::<V>(
+            Config::default_of(s),
+            world,
+            src.as_mut(),
+            queries,
+            &settings.timing,
+        ) {
             Ok(run) => runs.push((s, run)),
             Err(e) => results.errors.push(format!(
                 "{}{}: {} {}",
@@ -260,16 +310,12 @@ fn group<'a, V: Vector>(
     }
     if let Some((rs, reference)) = runs.first() {
         for (s, run) in &runs[1..] {
-            if let Some((frame, got, want)) = run.first_difference(reference) {
+            if let Some(d) = run.first_difference(reference) {
                 results.mismatches.push(format!(
-                    "MISMATCH: {} on {dim}D {workload} (N={n}) frame {frame}: {got} pairs, {} {want}{}",
+                    "MISMATCH: {} on {dim}D {workload} (N={n}) frame {}: {}",
                     s.name(dim),
-                    rs.name(dim),
-                    if got == want {
-                        " (same count, different pairs)"
-                    } else {
-                        ""
-                    }
+                    d.frame,
+                    d.describe(rs.name(dim))
                 ));
             }
         }
@@ -326,6 +372,7 @@ fn scenarios<V: Vector>(
                 Some(world),
                 run_brute,
                 &|| Box::new(Synthetic::<V>::new(scenario, n)),
+                &[],
             );
             if run_brute {
                 last_brute = results
@@ -348,9 +395,25 @@ fn scene_group<V: Vector>(
     settings: &Settings,
     path: &Path,
     scene: &Scene,
+    query_path: Option<&Path>,
 ) {
     let plan = ScenePlan::<V>::new(scene);
     let name = path.display().to_string();
+    let queries = match query_path.map(load_queries::<V>).transpose() {
+        Ok(q) => q.unwrap_or_default(),
+        Err(e) => {
+            results.errors.push(e);
+            bar.inc(Structure::ALL.len() as u64);
+            return;
+        }
+    };
+    if let Some(q) = query_path {
+        results.skipped.push(format!(
+            "{name}: every frame also answers the {} queries of {} (\"of it queries\")",
+            queries.len(),
+            q.display()
+        ));
+    }
     if plan.max_objects == 0 {
         results
             .skipped
@@ -373,6 +436,7 @@ fn scene_group<V: Vector>(
         None,
         run_brute,
         &|| Box::new(plan.source()),
+        &queries,
     );
 }
 
@@ -386,6 +450,7 @@ fn table(entries: &[Entry]) -> String {
                 e.n.to_string(),
                 e.structure.to_string(),
                 sig3(e.run.median_ms()),
+                e.query_ms(),
                 sig3(e.ns_per_object()),
                 sig3(e.tests_per_object()),
                 sig3(e.pairs_per_frame),
@@ -399,24 +464,25 @@ fn table(entries: &[Entry]) -> String {
             "N",
             "structure",
             "ms/frame",
+            "of it queries",
             "ns/object",
             "tests/object",
             "pairs/frame",
             "vs best",
         ],
         &rows,
-        &[true, false, true, false, false, false, false, false],
+        &[true, false, true, false, false, false, false, false, false],
     )
 }
 
 fn csv(entries: &[Entry]) -> String {
     let mut s = String::from(
-        "dim,scenario,n,structure,ms_per_frame,ns_per_object,pair_tests_per_object,pairs_per_frame,frames,ratio_to_best\n",
+        "dim,scenario,n,structure,ms_per_frame,ns_per_object,pair_tests_per_object,pairs_per_frame,frames,ratio_to_best,query_ms_per_frame\n",
     );
     for e in entries {
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{}",
             e.dim,
             e.workload.replace(',', ";"),
             e.n,
@@ -426,7 +492,12 @@ fn csv(entries: &[Entry]) -> String {
             e.tests_per_object(),
             e.pairs_per_frame,
             e.run.seconds.len(),
-            e.ratio
+            e.ratio,
+            if e.run.query_seconds.is_empty() {
+                String::new()
+            } else {
+                e.run.median_query_ms().to_string()
+            }
         );
     }
     s
@@ -488,11 +559,11 @@ fn html(results: &Results, plots: &[(String, String)], about: &str) -> String {
             escape(file)
         );
     }
-    s.push_str("<h2>Table</h2>\n<p>Bold: the fastest structure of its workload. <a href=\"results.csv\">results.csv</a> has the same figures.</p>\n<table>\n<tr><th>scenario</th><th>N</th><th>structure</th><th>ms/frame</th><th>ns/object</th><th>pair tests/object</th><th>pairs/frame</th><th>frames</th><th>vs best</th></tr>\n");
+    s.push_str("<h2>Table</h2>\n<p>Bold: the fastest structure of its workload. <a href=\"results.csv\">results.csv</a> has the same figures.</p>\n<table>\n<tr><th>scenario</th><th>N</th><th>structure</th><th>ms/frame</th><th>of it queries</th><th>ns/object</th><th>pair tests/object</th><th>pairs/frame</th><th>frames</th><th>vs best</th></tr>\n");
     for e in &results.entries {
         let _ = writeln!(
             s,
-            "<tr{}><td>{}D {}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}x</td></tr>",
+            "<tr{}><td>{}D {}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}x</td></tr>",
             if e.ratio <= 1.0 {
                 " class=\"best\""
             } else {
@@ -503,6 +574,7 @@ fn html(results: &Results, plots: &[(String, String)], about: &str) -> String {
             e.n,
             e.structure,
             sig3(e.run.median_ms()),
+            e.query_ms(),
             sig3(e.ns_per_object()),
             sig3(e.tests_per_object()),
             sig3(e.pairs_per_frame),
@@ -542,8 +614,19 @@ pub fn main(args: &BenchArgs) -> ExitCode {
     sizes.dedup();
     let mut scenes = Vec::new();
     for path in &args.scenes {
-        match load_scene(path) {
-            Ok(s) => scenes.push((path.clone(), s)),
+        let loaded = load_scene(path).and_then(|s| {
+            // A query file beside the scene is timed with it.
+            let queries = query_file(path, None);
+            if let Some(q) = &queries {
+                match s.dim {
+                    Dim::Two => load_queries::<Vec2>(q).map(drop),
+                    Dim::Three => load_queries::<Vec3>(q).map(drop),
+                }?;
+            }
+            Ok((path.clone(), s, queries))
+        });
+        match loaded {
+            Ok(scene) => scenes.push(scene),
             Err(message) => {
                 complain(&message);
                 return ExitCode::from(2);
@@ -578,17 +661,18 @@ pub fn main(args: &BenchArgs) -> ExitCode {
     let mut results = Results::default();
     scenarios::<Vec3>(&mut results, &bar, &settings, &sizes);
     scenarios::<Vec2>(&mut results, &bar, &settings, &sizes);
-    for (path, scene) in &scenes {
+    for (path, scene, queries) in &scenes {
+        let queries = queries.as_deref();
         match scene.dim {
-            Dim::Two => scene_group::<Vec2>(&mut results, &bar, &settings, path, scene),
-            Dim::Three => scene_group::<Vec3>(&mut results, &bar, &settings, path, scene),
+            Dim::Two => scene_group::<Vec2>(&mut results, &bar, &settings, path, scene, queries),
+            Dim::Three => scene_group::<Vec3>(&mut results, &bar, &settings, path, scene, queries),
         }
     }
     bar.finish_and_clear();
 
     let t = settings.timing;
     let about = format!(
-        "sparti {} ({} run, {} build). Each figure: the median of at least {} frames (and at least {} ms of them, at most {}) after {} warm-up frames; a frame updates every moving object, then finds every pair; single-threaded, std::time::Instant. Structures with their default settings; built-in scenarios give the structures the region the objects stay in as their world, scene files do not.",
+        "sparti {} ({} run, {} build). Each figure: the median of at least {} frames (and at least {} ms of them, at most {}) after {} warm-up frames; a frame updates every moving object, then finds every pair, then (scene files with a query file beside them) answers the queries; single-threaded, std::time::Instant. Structures with their default settings; built-in scenarios give the structures the region the objects stay in as their world, scene files do not.",
         env!("CARGO_PKG_VERSION"),
         if args.quick { "quick" } else { "full" },
         if cfg!(debug_assertions) {

@@ -5,13 +5,17 @@
 //! [`Config`], feeds it frames and times each one with
 //! [`std::time::Instant`], single-threaded: the frame's operations, then
 //! every overlapping pair ([`SpatialIndex::for_each_pair`], counting the
-//! pairs and fingerprinting them), then [`SpatialIndex::end_frame`]. Making
-//! the operations (moving objects, diffing scene frames) is not timed.
+//! pairs and fingerprinting them), then the workload's queries if it has
+//! any (a scene's query file, answered every frame as a game would, their
+//! results fingerprinted and their time also kept apart), then
+//! [`SpatialIndex::end_frame`]. Making the operations (moving objects,
+//! diffing scene frames) is not timed.
 //!
 //! The first frames are a warm-up (the first builds the tree); the figure
 //! kept is the median of the measured frames. Every frame's pair count and
-//! fingerprint are kept, so that runs of different structures on the same
-//! source can be checked against each other ([`Run::first_difference`]).
+//! the fingerprints of its pairs and query results are kept, so that runs
+//! of different structures on the same source can be checked against each
+//! other ([`Run::first_difference`]).
 //!
 //! Scene files become a [`ScenePlan`]: each frame diffed against the one
 //! before, as [`crate::replay`] does (absent ids removed in id order, then
@@ -24,10 +28,11 @@ use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
 
 use sparti::{
-    Aabb, BruteForce, Bsp, BspConfig, Handle, LooseConfig, LooseOrthtree, ObjectDesc, Orthtree,
-    OrthtreeConfig, Shape, SpatialIndex, Vector,
+    Aabb, BruteForce, Bsp, BspConfig, Handle, LooseConfig, LooseOrthtree, Neighbor, ObjectDesc,
+    Orthtree, OrthtreeConfig, RayHit, Shape, SpatialIndex, Vector,
 };
 
+use crate::queries::{self, Query};
 use crate::scene::{Frame, Row, Scene};
 
 /// One change to the objects of a workload. Slots number the objects
@@ -309,6 +314,37 @@ pub struct Run {
     pub pairs: Vec<usize>,
     /// An order-independent fingerprint of every frame's pairs (of slots).
     pub fingerprints: Vec<u64>,
+    /// Seconds spent in the queries, per measured frame (a part of
+    /// `seconds`; empty when the workload has no queries).
+    pub query_seconds: Vec<f64>,
+    /// A fingerprint of every frame's query results (0 without queries).
+    pub query_fingerprints: Vec<u64>,
+}
+
+/// Where two runs first disagree ([`Run::first_difference`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Difference {
+    /// The frame, 0-based, warm-up included.
+    pub frame: usize,
+    /// Pairs found by the run and by the reference in that frame.
+    pub pairs: (usize, usize),
+    /// True when the pairs agree and the query results do not.
+    pub in_queries: bool,
+}
+
+impl Difference {
+    /// What differs, for a message: `"{got} pairs, {reference} {want}"` or
+    /// the query results.
+    pub fn describe(&self, reference: &str) -> String {
+        let (got, want) = self.pairs;
+        if self.in_queries {
+            format!("the same {got} pairs, but other query results than {reference}")
+        } else if got == want {
+            format!("{got} pairs, {reference} {want} (same count, different pairs)")
+        } else {
+            format!("{got} pairs, {reference} {want}")
+        }
+    }
 }
 
 /// The median of some numbers (0 when there are none).
@@ -348,17 +384,26 @@ impl Run {
         mean(self.pairs[skip..].iter().map(|&n| n as f64))
     }
 
-    /// The first frame (0-based, warm-up included) where this run and
-    /// `reference` found different pairs, among the frames both ran, with
-    /// both counts.
-    pub fn first_difference(&self, reference: &Run) -> Option<(usize, usize, usize)> {
+    /// Median milliseconds per frame spent in the queries (0 without).
+    pub fn median_query_ms(&self) -> f64 {
+        median(&self.query_seconds) * 1e3
+    }
+
+    /// The first frame where this run and `reference` found different
+    /// pairs or query results, among the frames both ran.
+    pub fn first_difference(&self, reference: &Run) -> Option<Difference> {
         let frames = self.pairs.len().min(reference.pairs.len());
-        (0..frames)
-            .find(|&i| {
-                self.pairs[i] != reference.pairs[i]
-                    || self.fingerprints[i] != reference.fingerprints[i]
+        let queries = |r: &Run, i: usize| r.query_fingerprints.get(i).copied().unwrap_or(0);
+        (0..frames).find_map(|i| {
+            let pairs_differ = self.pairs[i] != reference.pairs[i]
+                || self.fingerprints[i] != reference.fingerprints[i];
+            let queries_differ = queries(self, i) != queries(reference, i);
+            (pairs_differ || queries_differ).then_some(Difference {
+                frame: i,
+                pairs: (self.pairs[i], reference.pairs[i]),
+                in_queries: !pairs_differ,
             })
-            .map(|i| (i, self.pairs[i], reference.pairs[i]))
+        })
     }
 }
 
@@ -386,7 +431,8 @@ fn mix(a: u32, b: u32) -> u64 {
 }
 
 /// Builds the structure `config` describes (its root enclosing `world` if
-/// given, growing if objects leave it) and measures it on `source`.
+/// given, growing if objects leave it) and measures it on `source`,
+/// answering `queries` every frame after the pairs.
 ///
 /// # Errors
 /// The configuration is refused, or the structure refuses an object.
@@ -394,6 +440,7 @@ pub fn measure<V: Vector>(
     config: Config,
     world: Option<Aabb<V>>,
     source: &mut dyn Source<V>,
+    queries: &[Query<V>],
     timing: &Timing,
 ) -> Result<Run, MeasureError> {
     let refused = |e: sparti::Error| MeasureError {
@@ -401,7 +448,7 @@ pub fn measure<V: Vector>(
         message: format!("the settings {} are refused: {e}", config.params()),
     };
     match config {
-        Config::Brute => run(BruteForce::<V, u32>::new(), source, timing),
+        Config::Brute => run(BruteForce::<V, u32>::new(), source, queries, timing),
         Config::Orthtree { min_node_size } => run(
             Orthtree::<V, u32>::with_config(OrthtreeConfig {
                 world,
@@ -410,6 +457,7 @@ pub fn measure<V: Vector>(
             })
             .map_err(refused)?,
             source,
+            queries,
             timing,
         ),
         Config::Loose {
@@ -426,6 +474,7 @@ pub fn measure<V: Vector>(
             })
             .map_err(refused)?,
             source,
+            queries,
             timing,
         ),
         Config::Bsp {
@@ -440,6 +489,7 @@ pub fn measure<V: Vector>(
             })
             .map_err(refused)?,
             source,
+            queries,
             timing,
         ),
     }
@@ -499,15 +549,87 @@ fn apply<V: Vector, S: SpatialIndex<V, u32>>(
     Ok(())
 }
 
+/// The buffers the queries answer into, kept from frame to frame.
+struct Answers<V: Vector> {
+    handles: Vec<Handle>,
+    hits: Vec<RayHit<V>>,
+    near: Vec<Neighbor>,
+}
+
+impl<V: Vector> Answers<V> {
+    /// Answers every query on `index`; returns a fingerprint of the
+    /// results that does not depend on the structure's order or handles:
+    /// the objects a region or a ray meets (with the distances of the
+    /// ray's hits), the distance of the nearest ray hit and of the k
+    /// nearest (ties may be broken by other objects, rightly).
+    fn answer<S: SpatialIndex<V, u32>>(&mut self, index: &S, queries: &[Query<V>]) -> u64 {
+        let mut print = 0u64;
+        let value = |h: Handle| index.get(h).map_or(u32::MAX, |o| o.value);
+        for (n, q) in queries.iter().enumerate() {
+            let n = n as u32;
+            let f = q.filter;
+            let mut region = |handles: &Vec<Handle>| {
+                for &h in handles {
+                    print = print.wrapping_add(mix(n, value(h)));
+                }
+            };
+            match &q.op {
+                queries::Op::Box(b) => {
+                    index.query(b, f, &mut self.handles);
+                    region(&self.handles);
+                }
+                queries::Op::Sphere(s) => {
+                    index.query(s, f, &mut self.handles);
+                    region(&self.handles);
+                }
+                queries::Op::Cone(c) => {
+                    index.query(c, f, &mut self.handles);
+                    region(&self.handles);
+                }
+                queries::Op::Frustum(fr) => {
+                    index.query(fr, f, &mut self.handles);
+                    region(&self.handles);
+                }
+                queries::Op::Ray(ray, max) => {
+                    index.ray_all(ray, *max, f, &mut self.hits);
+                    for h in &self.hits {
+                        let d = mix(value(h.handle), h.distance.to_bits());
+                        print = print.wrapping_add(mix(n, d as u32 ^ (d >> 32) as u32));
+                    }
+                }
+                queries::Op::Nearest(ray, max) => {
+                    let d = index
+                        .ray_nearest(ray, *max, f)
+                        .map_or(u32::MAX, |h| h.distance.to_bits());
+                    print = print.wrapping_add(mix(n, d));
+                }
+                queries::Op::Knn(p, k) => {
+                    index.nearest_k(*p, *k, f, &mut self.near);
+                    for nb in &self.near {
+                        print = print.wrapping_add(mix(n, nb.distance.to_bits()));
+                    }
+                }
+            }
+        }
+        print
+    }
+}
+
 fn run<V: Vector, S: SpatialIndex<V, u32>>(
     mut index: S,
     source: &mut dyn Source<V>,
+    queries: &[Query<V>],
     timing: &Timing,
 ) -> Result<Run, MeasureError> {
     let mut ops = Vec::new();
     let mut handles = Vec::new();
     let mut out = Run::default();
     let mut measured = Duration::ZERO;
+    let mut answers = Answers {
+        handles: Vec::new(),
+        hits: Vec::new(),
+        near: Vec::new(),
+    };
     for frame in 0.. {
         source.next_frame(&mut ops);
         index.reset_counters();
@@ -518,13 +640,24 @@ fn run<V: Vector, S: SpatialIndex<V, u32>>(
             count += 1;
             fingerprint = fingerprint.wrapping_add(mix(a.value, b.value));
         });
+        let asked = Instant::now();
+        let query_print = if queries.is_empty() {
+            0
+        } else {
+            answers.answer(&index, queries)
+        };
+        let in_queries = asked.elapsed();
         index.end_frame();
         let took = start.elapsed();
         out.pairs.push(count);
         out.fingerprints.push(fingerprint);
+        out.query_fingerprints.push(query_print);
         if frame >= timing.warm_up {
             measured += took;
             out.seconds.push(took.as_secs_f64());
+            if !queries.is_empty() {
+                out.query_seconds.push(in_queries.as_secs_f64());
+            }
             out.pair_tests.push(index.counters().pair_tests);
             out.objects.push(index.len());
             let n = out.seconds.len();
@@ -760,7 +893,7 @@ mod tests {
                 leaf_capacity: 0,
             },
         ] {
-            let run = measure::<Vec2>(config, None, &mut plan.source(), &TIMING).unwrap();
+            let run = measure::<Vec2>(config, None, &mut plan.source(), &[], &TIMING).unwrap();
             assert_eq!(run.pairs.len(), 9);
             let n = expected.len();
             // Pass one, then passes that start with the wrap-around frame.
@@ -769,6 +902,35 @@ mod tests {
                 assert_eq!(p, expected[i], "{config:?} frame {k}");
             }
         }
+    }
+
+    #[test]
+    fn queries_are_timed_apart_and_their_results_checked() {
+        let scene = discs();
+        let plan = ScenePlan::<Vec2>::new(&scene);
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/discs2d.queries");
+        let queries: Vec<Query<Vec2>> =
+            crate::queries::parse_queries(&std::fs::read(path).unwrap()).unwrap();
+        let with = |config: Config, qs: &[Query<Vec2>]| {
+            measure::<Vec2>(config, None, &mut plan.source(), qs, &TIMING).unwrap()
+        };
+        let brute = with(Config::Brute, &queries);
+        assert_eq!(brute.query_seconds.len(), brute.seconds.len());
+        for (q, s) in brute.query_seconds.iter().zip(&brute.seconds) {
+            assert!(0.0 < *q && q <= s, "the queries are a part of the frame");
+        }
+        assert!(brute.query_fingerprints.iter().all(|&f| f != 0));
+        // Every structure answers as the brute force, frame after frame.
+        for s in [Structure::Orthtree, Structure::Loose, Structure::Bsp] {
+            let run = with(Config::default_of(s), &queries);
+            assert_eq!(run.first_difference(&brute), None, "{s:?}");
+        }
+        // One query less: the same pairs, other query results.
+        let fewer = with(Config::default_of(Structure::Orthtree), &queries[1..]);
+        let d = fewer.first_difference(&brute).expect("a difference");
+        assert!(d.in_queries && d.frame == 0, "{d:?}");
+        // Without queries, none is timed.
+        assert!(with(Config::Brute, &[]).query_seconds.is_empty());
     }
 
     #[test]
@@ -783,15 +945,26 @@ mod tests {
             run(vec![1, 2], vec![10, 20]).first_difference(&reference),
             None
         );
+        let at = |frame, pairs, in_queries| {
+            Some(Difference {
+                frame,
+                pairs,
+                in_queries,
+            })
+        };
         assert_eq!(
             run(vec![1, 4, 3], vec![10, 20, 30]).first_difference(&reference),
-            Some((1, 4, 2))
+            at(1, (4, 2), false)
         );
         // Same count, other pairs.
         assert_eq!(
             run(vec![1, 2, 3], vec![10, 20, 31]).first_difference(&reference),
-            Some((2, 3, 3))
+            at(2, (3, 3), false)
         );
+        // Same pairs, other query results.
+        let mut asked = run(vec![1, 2, 3], vec![10, 20, 30]);
+        asked.query_fingerprints = vec![0, 5, 0];
+        assert_eq!(asked.first_difference(&reference), at(1, (2, 2), true));
         assert_ne!(mix(1, 2), mix(1, 3));
         assert_eq!(mix(1, 2), mix(2, 1));
     }

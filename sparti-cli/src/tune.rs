@@ -12,15 +12,17 @@
 //! four steps, not below `t/64`).
 //!
 //! Each setting is measured as in `sparti bench` ([`crate::measure`]): the
-//! scene replayed frame by frame (in a loop when it is short), warm-up
-//! frames, then the median frame time. The fastest few and the default
+//! scene replayed frame by frame (in a loop when it is short), each frame
+//! its changes, every pair, then the queries of the scene's query file if
+//! it has one (`--queries`, or the `.queries` file beside the scene), as
+//! a game would each frame; warm-up frames, then the median frame time. The fastest few and the default
 //! (the scene's default structure, `octree` or `quadtree`, with the
 //! library's default settings) are then measured again, interleaved, and
 //! ranked by the median of their runs, which tames the luck of a single
 //! run. Of the settings within 2% of the fastest, the one that changes the
 //! fewest defaults is recommended (settings that make no difference stay
-//! at their defaults). Every setting must find the same pairs as the brute force in every
-//! frame (exit code 3 otherwise).
+//! at their defaults). Every setting must find the same pairs and query
+//! results as the brute force in every frame (exit code 3 otherwise).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -30,7 +32,9 @@ use std::time::Duration;
 use sparti::Vector;
 use sparti::glam::{Vec2, Vec3};
 
-use crate::bench::{MISMATCH, complain, format_table, load_scene, print, progress, sig3};
+use crate::bench::{
+    MISMATCH, complain, format_table, load_queries, load_scene, print, progress, query_file, sig3,
+};
 use crate::measure::{Config, Run, ScenePlan, Structure, Timing, measure, median, typical_size};
 use crate::scene::{Dim, Scene};
 
@@ -42,6 +46,12 @@ pub struct TuneArgs {
     /// A smaller grid and fewer frames (a few seconds).
     #[arg(long)]
     pub quick: bool,
+    /// The queries the game makes every frame (a query file, see the
+    /// README), answered after the pairs and timed with them, so that the
+    /// ranking weighs them. Default: the file beside the scene with the
+    /// extension `.queries`, if there is one.
+    #[arg(long, value_name = "FILE")]
+    pub queries: Option<PathBuf>,
 }
 
 /// The settings to try for a scene whose typical object size is `typical`.
@@ -113,6 +123,12 @@ impl Tried {
         } else {
             (hi - lo) / self.ms()
         }
+    }
+
+    /// The median of the runs' median time in the queries, in ms.
+    fn query_ms(&self) -> f64 {
+        let m: Vec<f64> = self.runs.iter().map(Run::median_query_ms).collect();
+        median(&m)
     }
 
     fn tests_per_object(&self) -> f64 {
@@ -204,6 +220,14 @@ const BRUTE_LIMIT: usize = 20_000;
 
 fn tune<V: Vector>(args: &TuneArgs, scene: &Scene) -> ExitCode {
     let dim = V::DIM;
+    let query_path = query_file(&args.scene, args.queries.as_deref());
+    let queries = match query_path.as_deref().map(load_queries::<V>).transpose() {
+        Ok(q) => q.unwrap_or_default(),
+        Err(e) => {
+            complain(&e);
+            return ExitCode::from(2);
+        }
+    };
     let plan = ScenePlan::<V>::new(scene);
     if plan.max_objects == 0 {
         complain(&format!(
@@ -257,19 +281,20 @@ fn tune<V: Vector>(args: &TuneArgs, scene: &Scene) -> ExitCode {
             config.structure().name(dim),
             config.params()
         ));
-        let result = measure::<V>(config, None, &mut plan.source(), &timing);
+        let result = measure::<V>(config, None, &mut plan.source(), &queries, &timing);
         bar.inc(1);
         match result {
             Ok(run) => {
                 match &reference {
                     None => reference = Some((config, run.clone())),
                     Some((rc, r)) => {
-                        if let Some((frame, got, want)) = run.first_difference(r) {
+                        if let Some(d) = run.first_difference(r) {
                             mismatches.push(format!(
-                                "MISMATCH: {} ({}) frame {frame} of the replay: {got} pairs, {} {want}",
+                                "MISMATCH: {} ({}) frame {} of the replay: {}",
                                 config.structure().name(dim),
                                 config.params(),
-                                rc.structure().name(dim)
+                                d.frame,
+                                d.describe(rc.structure().name(dim))
                             ));
                         }
                     }
@@ -367,6 +392,22 @@ fn tune<V: Vector>(args: &TuneArgs, scene: &Scene) -> ExitCode {
         .iter()
         .flat_map(|t| t.runs.iter().map(|r| r.seconds.len()));
     let (fewest, most) = counts.fold((usize::MAX, 0), |(l, h), n| (l.min(n), h.max(n)));
+    match &query_path {
+        Some(q) => {
+            let _ = writeln!(
+                text,
+                "each frame: the scene's changes, every pair, then the {} queries of {} (ranked by the whole frame; \"of it queries\" is their part)",
+                queries.len(),
+                q.display()
+            );
+        }
+        None => {
+            let _ = writeln!(
+                text,
+                "each frame: the scene's changes and every pair (no query file: give the game's queries with --queries FILE so that the ranking weighs them)"
+            );
+        }
+    }
     let _ = writeln!(
         text,
         "{} settings measured; each run: the median time of {} frames (the scene replayed in a loop) after {} warm-up frames; the {} fastest and the default run {} more time(s), ranked by the median of their runs.\n",
@@ -408,6 +449,11 @@ fn tune<V: Vector>(args: &TuneArgs, scene: &Scene) -> ExitCode {
                 name,
                 t.config.params(),
                 sig3(t.ms()),
+                if queries.is_empty() {
+                    "-".into()
+                } else {
+                    sig3(t.query_ms())
+                },
                 sig3(t.tests_per_object()),
                 t.runs.len().to_string(),
                 format!("{:+.0}%", (def_ms / t.ms() - 1.0) * 100.0),
@@ -420,12 +466,13 @@ fn tune<V: Vector>(args: &TuneArgs, scene: &Scene) -> ExitCode {
             "structure",
             "settings",
             "ms/frame",
+            "of it queries",
             "tests/object",
             "runs",
             "speed vs default",
         ],
         &rows,
-        &[false, true, true, false, false, false, false],
+        &[false, true, true, false, false, false, false, false],
     ));
     if shown.len() < tried.len() {
         let _ = writeln!(

@@ -86,12 +86,30 @@ fn bench_quick_writes_the_table_the_plots_and_the_report() {
         "N",
         "structure",
         "ms/frame",
+        "of it queries",
         "ns/object",
         "tests/object",
         "vs best",
     ] {
         assert!(header.contains(col), "{header}");
     }
+    // The scenes' query files (beside them) are timed; the built-in
+    // scenarios have no queries.
+    let queries_cell = |l: &str| l.split_whitespace().nth(5).map(str::to_string);
+    for l in stdout
+        .lines()
+        .filter(|l| l.contains(".csv") && !l.starts_with("note:"))
+    {
+        let cell = queries_cell(l).unwrap();
+        assert!(cell.parse::<f64>().is_ok_and(|ms| ms > 0.0), "{l}");
+    }
+    for l in stdout.lines().filter(|l| l.contains(" uniform ")) {
+        assert_eq!(queries_cell(l).as_deref(), Some("-"), "{l}");
+    }
+    assert!(
+        stdout.contains("every frame also answers the 21 queries of"),
+        "{stdout}"
+    );
     for scenario in ["uniform", "clustered", "flat", "bullets"] {
         for (dim, structures) in [
             ("3D", ["brute", "octree", "loose-octree", "bsp"]),
@@ -148,6 +166,11 @@ fn tune_recommends_a_setting_with_figures() {
         text(&out.stderr)
     );
     assert!(stdout.contains("2D, 4 frames"), "{stdout}");
+    // The query file beside the scene is part of every frame.
+    assert!(
+        stdout.contains("then the 21 queries of") && stdout.contains("discs2d.queries"),
+        "{stdout}"
+    );
     let header = stdout
         .lines()
         .find(|l| l.starts_with("rank"))
@@ -156,6 +179,7 @@ fn tune_recommends_a_setting_with_figures() {
         "structure",
         "settings",
         "ms/frame",
+        "of it queries",
         "tests/object",
         "speed vs default",
     ] {
@@ -237,6 +261,22 @@ fn bad_input_exits_2_with_file_and_line() {
         &format!("{missing}: cannot read the file"),
     );
     bad(&["tune", &m], &format!("{m}:3: "));
+    // A query file of the wrong dimension, named or beside the scene.
+    let discs2d = scene("discs2d.queries");
+    bad(
+        &["tune", &scene("bullets3d.csv"), "--queries", &discs2d],
+        &format!("{discs2d}:3: box takes 6 values in 3D"),
+    );
+    let beside = dir.join("beside.csv");
+    std::fs::copy(scene("bullets3d.csv"), &beside).unwrap();
+    std::fs::copy(scene("discs2d.queries"), dir.join("beside.queries")).unwrap();
+    let b = beside.display().to_string();
+    let bq = dir.join("beside.queries").display().to_string();
+    bad(&["tune", &b], &format!("{bq}:3: "));
+    bad(
+        &["bench", "--quick", "--out", &out_dir, &b],
+        &format!("{bq}:3: "),
+    );
     bad(&["tune", &f], &format!("{f}:3: "));
     bad(
         &["bench", "--quick", "--out", &out_dir, &missing],

@@ -1,10 +1,8 @@
 //! Contact events: which pairs started and stopped touching since the
 //! last frame, for any structure.
 
-#[cfg(doc)]
-use crate::Contact;
 use crate::geometry::Vector;
-use crate::{Pair, SpatialIndex};
+use crate::{Contact, Pair, SpatialIndex};
 
 /// Tracks the touching pairs of a structure from frame to frame and reports
 /// the pairs that started and stopped touching, in a deterministic order
@@ -81,6 +79,37 @@ impl ContactEvents {
         self.touching.clear();
         self.touching.extend(touching);
         self.compare();
+    }
+
+    /// The contact records of the pairs that started touching this frame,
+    /// taken from this frame's contacts (those whose pairs were given to
+    /// [`ContactEvents::observe`]), in the order of `contacts`: a game gets
+    /// each new contact's point, normal and depth from its one search.
+    ///
+    /// # Example
+    /// ```
+    /// use glam::Vec2;
+    /// use sparti::{ContactEvents, ObjectDesc, Quadtree, Shape, SpatialIndex};
+    /// let mut tree = Quadtree::<&str>::new();
+    /// let a = tree.insert(ObjectDesc::new(Shape::circle(Vec2::ZERO, 1.0), "a")).unwrap();
+    /// let b = tree.insert(ObjectDesc::new(Shape::circle(Vec2::new(1.5, 0.0), 1.0), "b")).unwrap();
+    /// let (mut events, mut contacts) = (ContactEvents::new(), Vec::new());
+    /// tree.contacts(&mut contacts);
+    /// events.observe(contacts.iter().map(|c| c.pair()));
+    /// let new: Vec<_> = events.started_in(&contacts).collect();
+    /// assert_eq!((new[0].a, new[0].b, new[0].depth), (a, b, 0.5));
+    /// // Next frame, still touching: nothing new.
+    /// tree.contacts(&mut contacts);
+    /// events.observe(contacts.iter().map(|c| c.pair()));
+    /// assert_eq!(events.started_in(&contacts).count(), 0);
+    /// ```
+    pub fn started_in<'c, V: Vector>(
+        &'c self,
+        contacts: &'c [Contact<V>],
+    ) -> impl Iterator<Item = &'c Contact<V>> + 'c {
+        contacts
+            .iter()
+            .filter(|c| self.started.binary_search(&c.pair()).is_ok())
     }
 
     /// Sorts this frame's pairs and merges them with the last frame's.

@@ -4,7 +4,7 @@
 
 use crate::geometry::{Aabb, Cone, Frustum, Ray, Region, Shape, Sphere, Vector};
 use crate::store::Store;
-use crate::{Error, LayerMatrix, ValidationError};
+use crate::{Error, Found, LayerMatrix, ValidationError};
 
 /// Names an object in a structure until it is removed.
 ///
@@ -871,6 +871,86 @@ pub trait SpatialIndex<V: Vector, T> {
     /// ```
     fn query_cone(&self, cone: &Cone<V>, filter: Filter, out: &mut Vec<Handle>) {
         self.query(cone, filter, out);
+    }
+
+    /// The objects a region (box, sphere, frustum, cone) selects, passing
+    /// the filter, as `(handle, &object)`: [`SpatialIndex::query`] as an
+    /// iterator, in the same order. The query runs here, into a buffer
+    /// the iterator gives back to a per-thread pool when dropped, so a
+    /// warm loop of these calls allocates nothing.
+    ///
+    /// # Example
+    /// ```
+    /// use glam::Vec2;
+    /// use sparti::{Aabb, Filter, ObjectDesc, Quadtree, Shape, SpatialIndex};
+    /// let mut tree = Quadtree::<&str>::new();
+    /// tree.insert(ObjectDesc::new(Shape::circle(Vec2::new(1.0, 1.0), 0.5), "coin")).unwrap();
+    /// tree.insert(ObjectDesc::new(Shape::circle(Vec2::new(9.0, 9.0), 0.5), "gem")).unwrap();
+    /// let room = Aabb::new(Vec2::ZERO, Vec2::splat(4.0)).unwrap();
+    /// let names: Vec<&str> = tree.objects_in(&room, Filter::ALL).map(|(_, o)| o.value).collect();
+    /// assert_eq!(names, ["coin"]);
+    /// ```
+    fn objects_in<R: Region<V>>(
+        &self,
+        region: &R,
+        filter: Filter,
+    ) -> Found<'_, V, T, Self, Handle> {
+        let mut out = crate::found::take();
+        self.query(region, filter, &mut out);
+        Found::new(self, out)
+    }
+
+    /// The objects whose shape comes within `radius` of `point`, passing
+    /// the filter, as `(handle, &object)`: [`SpatialIndex::query_radius`]
+    /// as an iterator (see [`SpatialIndex::objects_in`]). A NaN or
+    /// negative radius finds nothing.
+    ///
+    /// # Example
+    /// ```
+    /// use glam::Vec3;
+    /// use sparti::{Filter, ObjectDesc, Octree, Shape, SpatialIndex};
+    /// let mut tree = Octree::<u32>::new();
+    /// for hp in [10, 20, 30] {
+    ///     let at = Vec3::new(hp as f32, 0.0, 0.0);
+    ///     tree.insert(ObjectDesc::new(Shape::sphere(at, 1.0), hp)).unwrap();
+    /// }
+    /// // A blast of radius 20 at the origin reaches the first two.
+    /// let hurt: u32 = tree.objects_within(Vec3::ZERO, 20.0, Filter::ALL).map(|(_, o)| o.value).sum();
+    /// assert_eq!(hurt, 30);
+    /// ```
+    fn objects_within(
+        &self,
+        point: V,
+        radius: f32,
+        filter: Filter,
+    ) -> Found<'_, V, T, Self, Handle> {
+        let mut out = crate::found::take();
+        self.query_radius(point, radius, filter, &mut out);
+        Found::new(self, out)
+    }
+
+    /// The `k` objects nearest to `point`, passing the filter, nearest
+    /// first, as `(neighbour, &object)`: [`SpatialIndex::nearest_k`] as an
+    /// iterator (see [`SpatialIndex::objects_in`]).
+    ///
+    /// # Example
+    /// ```
+    /// use glam::Vec2;
+    /// use sparti::{Filter, ObjectDesc, Quadtree, Shape, SpatialIndex};
+    /// let mut tree = Quadtree::<char>::new();
+    /// for (x, name) in [(3.0, 'a'), (-1.0, 'b'), (10.0, 'c')] {
+    ///     tree.insert(ObjectDesc::new(Shape::circle(Vec2::new(x, 0.0), 0.5), name)).unwrap();
+    /// }
+    /// let near: Vec<(char, f32)> = tree
+    ///     .nearest(Vec2::ZERO, 2, Filter::ALL)
+    ///     .map(|(n, o)| (o.value, n.distance))
+    ///     .collect();
+    /// assert_eq!(near, [('b', 0.5), ('a', 2.5)]);
+    /// ```
+    fn nearest(&self, point: V, k: usize, filter: Filter) -> Found<'_, V, T, Self, Neighbor> {
+        let mut out = crate::found::take();
+        self.nearest_k(point, k, filter, &mut out);
+        Found::new(self, out)
     }
 }
 

@@ -25,6 +25,10 @@
 //! ([`Aabb`], [`Sphere`], [`Frustum`], [`Cone`] through [`Region`]), rays
 //! ([`Ray`]), k-nearest ([`SpatialIndex::nearest_k`]), contact records
 //! ([`SpatialIndex::contacts`]), the [`LayerMatrix`] and [`ContactEvents`].
+//! Queries fill a `Vec` the caller keeps, or come as iterators of
+//! `(handle, &object)` ([`SpatialIndex::objects_in`],
+//! [`SpatialIndex::objects_within`], [`SpatialIndex::nearest`]); neither
+//! allocates once warm.
 //!
 //! # Example
 //! ```
@@ -102,6 +106,7 @@ mod brute;
 mod bsp;
 mod error;
 mod events;
+mod found;
 pub mod geometry;
 mod index;
 mod kernel;
@@ -115,6 +120,7 @@ pub use brute::BruteForce;
 pub use bsp::{Bsp, Bsp2, Bsp3, BspConfig};
 pub use error::{Error, ValidationError};
 pub use events::ContactEvents;
+pub use found::{Found, FoundItem};
 pub use geometry::{
     Aabb, Cone, ContactPoint, Frustum, Overlap, Plane, Ray, RayIntersection, Region, Shape, Sphere,
     Vector,

@@ -5,8 +5,8 @@
 //! more than three times the objects.)
 
 use sparti::{
-    Bsp2, Bsp3, LooseOctree, LooseQuadtree, ObjectDesc, Octree, Quadtree, Shape, SpatialIndex,
-    Vector,
+    Aabb, Bsp2, Bsp3, Filter, LooseOctree, LooseQuadtree, ObjectDesc, Octree, Quadtree, Shape,
+    SpatialIndex, Vector,
 };
 
 /// 64 objects at one point fill one deep node; once they are removed and
@@ -124,10 +124,34 @@ fn a_warm_frame_allocates_nothing<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) 
     for f in 1..4 {
         frame(&mut s, f);
     }
+    // The iterator forms of the queries, as a game's systems call them.
+    let queries = |s: &S| -> usize {
+        let mut seen = 0;
+        for i in (0..n).step_by(97) {
+            let p = pos(i, 4);
+            seen += s.objects_within(p, 3.0, Filter::ALL).count();
+            let near = V::splat(1.5);
+            let room = Aabb::new(p - near, p + near).unwrap();
+            // Two iterators alive at once (two pool buffers).
+            for ((_, a), (_, b)) in
+                s.objects_in(&room, Filter::ALL)
+                    .zip(s.nearest(p, 4, Filter::ALL))
+            {
+                seen += usize::from(a.value != u32::MAX && b.value != u32::MAX);
+            }
+        }
+        seen
+    };
+    queries(&s);
     let before = allocations();
     let found = frame(&mut s, 4);
+    let seen = queries(&s);
     let made = allocations() - before;
     assert!(found > 100, "too few pairs to prove anything: {found}");
+    assert!(
+        seen > 100,
+        "too few objects found to prove anything: {seen}"
+    );
     assert_eq!(made, 0, "a warm frame made {made} heap allocations");
 }
 

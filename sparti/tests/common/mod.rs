@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use sparti::{
-    Aabb, BruteForce, Cone, ContactEvents, Filter, Frustum, Handle, LayerMatrix, ObjectDesc, Plane,
-    Ray, Shape, SpatialIndex, Sphere, Vector,
+    Aabb, BruteForce, Cone, ContactEvents, Filter, Frustum, Handle, LayerMatrix, Neighbor,
+    ObjectDesc, Pair, Plane, Ray, Shape, SpatialIndex, Sphere, Vector,
 };
 
 pub type Rng64 = Pcg64;
@@ -255,6 +255,11 @@ fn ids<V: Vector, S: SpatialIndex<V, u32>>(s: &S, hs: &[Handle]) -> Vec<u32> {
     v
 }
 
+/// Handles with the ids of their objects, in order.
+fn with_ids<V: Vector, S: SpatialIndex<V, u32>>(s: &S, hs: &[Handle]) -> Vec<(Handle, u32)> {
+    hs.iter().map(|&h| (h, s.get(h).unwrap().value)).collect()
+}
+
 fn pair_ids<V: Vector, S: SpatialIndex<V, u32>>(s: &mut S) -> Vec<(u32, u32)> {
     let mut contacts = Vec::new();
     s.contacts(&mut contacts);
@@ -304,6 +309,13 @@ fn compare_queries<V: Vector, S: SpatialIndex<V, u32>>(
         p.s.query_aabb(&bx, filter, &mut out_s);
         p.b.query_aabb(&bx, filter, &mut out_b);
         assert_eq!(ids(&p.s, &out_s), ids(&p.b, &out_b), "{}", tag("box", i));
+        // The iterator form: the same handles in the same order, each with
+        // its own object.
+        let found: Vec<(Handle, u32)> =
+            p.s.objects_in(&bx, filter)
+                .map(|(h, o)| (h, o.value))
+                .collect();
+        assert_eq!(found, with_ids(&p.s, &out_s), "{}", tag("objects_in", i));
         // Sphere and radius
         let c: V = vec_in(r, lo, hi);
         let rad = r.random_range(0.0..ext.max_element() * 0.2);
@@ -313,6 +325,16 @@ fn compare_queries<V: Vector, S: SpatialIndex<V, u32>>(
         p.s.query_radius(c, rad * 0.5, filter, &mut out_s);
         p.b.query_radius(c, rad * 0.5, filter, &mut out_b);
         assert_eq!(ids(&p.s, &out_s), ids(&p.b, &out_b), "{}", tag("radius", i));
+        let found: Vec<(Handle, u32)> =
+            p.s.objects_within(c, rad * 0.5, filter)
+                .map(|(h, o)| (h, o.value))
+                .collect();
+        assert_eq!(
+            found,
+            with_ids(&p.s, &out_s),
+            "{}",
+            tag("objects_within", i)
+        );
         // Frustum: six random planes through points of the world, facing
         // roughly inwards, so results are neither empty nor everything.
         let mid = (scene.world_min + scene.world_max) * 0.5;
@@ -393,6 +415,15 @@ fn compare_queries<V: Vector, S: SpatialIndex<V, u32>>(
         let (mut ks, mut kb) = (Vec::new(), Vec::new());
         p.s.nearest_k(point, k, filter, &mut ks);
         p.b.nearest_k(point, k, filter, &mut kb);
+        let found: Vec<(Neighbor, u32)> =
+            p.s.nearest(point, k, filter)
+                .map(|(n, o)| (n, o.value))
+                .collect();
+        let want: Vec<(Neighbor, u32)> = ks
+            .iter()
+            .map(|&n| (n, p.s.get(n.handle).unwrap().value))
+            .collect();
+        assert_eq!(found, want, "{}", tag("nearest", i));
         let ks: Vec<(u32, f32)> = ks
             .iter()
             .map(|n| (p.s.get(n.handle).unwrap().value, n.distance))
@@ -554,6 +585,15 @@ pub fn run_scene<V: Vector, S: SpatialIndex<V, u32>>(
             (ev_c.started(), ev_c.stopped(), ev_c.touching()),
             (ev_s.started(), ev_s.stopped(), ev_s.touching()),
             "[{}] frame {frame}: events from the contacts",
+            scene.name
+        );
+        // The started pairs' records, from the same contacts.
+        let mut records: Vec<Pair> = ev_c.started_in(&contacts).map(|c| c.pair()).collect();
+        records.sort_unstable();
+        assert_eq!(
+            records,
+            ev_c.started(),
+            "[{}] frame {frame}: records of the started pairs",
             scene.name
         );
         assert_eq!(
