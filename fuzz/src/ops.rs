@@ -3,10 +3,10 @@
 //! side by side. Any difference, panic or failed `validate()` panics.
 //!
 //! Shared by the `ops` fuzz target (`fuzz/fuzz_targets/ops.rs`) and by
-//! sparti's test `sparti/tests/fuzz_replay.rs`, which replays the seed
+//! sparti's test `sparti/tests/it/fuzz_replay.rs`, which replays the seed
 //! corpus and every regression input on stable in `cargo test`.
 //!
-//! The comparisons are those of the shared suite (`sparti/tests/common`):
+//! The comparisons are those of the shared suite (`sparti/tests/it/common`):
 //! pair sets exactly equal (here as full contact records), region queries
 //! as sorted sets of handles, rays as `(handle, distance)` in order, the
 //! nearest hit with its point and normal, k-nearest as `(handle, distance)`

@@ -446,32 +446,74 @@ fn run_builds<V: Vector>(
     }
 }
 
-fn build3d(plan: &Plan, rep: &mut Report) {
-    let impls: Vec<(&'static str, bool, BuildFn<Vec3>)> = vec![
+/// sparti's three families, under the names given: the build entries of
+/// both dimensions.
+fn sparti_builds<V: Vector>(names: [&'static str; 3]) -> Vec<(&'static str, bool, BuildFn<V>)> {
+    vec![
         (
-            "Octree",
+            names[0],
             true,
             Box::new(|b, c| {
-                let w = world_of::<Vec3>(b.len());
+                let w = world_of::<V>(b.len());
                 build_sparti(&|| orthtree(w), b, c)
             }),
         ),
         (
-            "LooseOctree",
+            names[1],
             true,
             Box::new(|b, c| {
-                let w = world_of::<Vec3>(b.len());
+                let w = world_of::<V>(b.len());
                 build_sparti(&|| loose(w), b, c)
             }),
         ),
         (
-            "Bsp3",
+            names[2],
             true,
             Box::new(|b, c| {
-                let w = world_of::<Vec3>(b.len());
+                let w = world_of::<V>(b.len());
                 build_sparti(&|| bsp(w), b, c)
             }),
         ),
+    ]
+}
+
+/// rstar's bulk load, in either dimension.
+fn rstar_build<V: Dim>() -> (&'static str, bool, BuildFn<V>) {
+    (
+        "rstar",
+        false,
+        Box::new(|b, c| {
+            let items: Vec<_> = b
+                .iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    rstar::primitives::GeomWithData::new(
+                        rstar::primitives::Rectangle::from_corners(x.min.p(), x.max.p()),
+                        i as u32,
+                    )
+                })
+                .collect();
+            let t = Instant::now();
+            let tree = rstar::RTree::bulk_load(items);
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            let count = c
+                .iter()
+                .map(|q| {
+                    tree.locate_in_envelope_intersecting(rstar::AABB::from_corners(
+                        q.min.p(),
+                        q.max.p(),
+                    ))
+                    .count()
+                })
+                .sum();
+            (ms, count)
+        }),
+    )
+}
+
+fn build3d(plan: &Plan, rep: &mut Report) {
+    let mut impls = sparti_builds::<Vec3>(["Octree", "LooseOctree", "Bsp3"]);
+    impls.extend::<[(&'static str, bool, BuildFn<Vec3>); 3]>([
         (
             "parry3d Bvh",
             false,
@@ -500,39 +542,7 @@ fn build3d(plan: &Plan, rep: &mut Report) {
                 (ms, count)
             }),
         ),
-        (
-            "rstar",
-            false,
-            Box::new(|b, c| {
-                let items: Vec<_> = b
-                    .iter()
-                    .enumerate()
-                    .map(|(i, x)| {
-                        rstar::primitives::GeomWithData::new(
-                            rstar::primitives::Rectangle::from_corners(
-                                x.min.to_array(),
-                                x.max.to_array(),
-                            ),
-                            i as u32,
-                        )
-                    })
-                    .collect();
-                let t = Instant::now();
-                let tree = rstar::RTree::bulk_load(items);
-                let ms = t.elapsed().as_secs_f64() * 1e3;
-                let count = c
-                    .iter()
-                    .map(|q| {
-                        tree.locate_in_envelope_intersecting(rstar::AABB::from_corners(
-                            q.min.to_array(),
-                            q.max.to_array(),
-                        ))
-                        .count()
-                    })
-                    .sum();
-                (ms, count)
-            }),
-        ),
+        rstar_build(),
         (
             "bvh",
             false,
@@ -565,36 +575,13 @@ fn build3d(plan: &Plan, rep: &mut Report) {
                 (ms, count)
             }),
         ),
-    ];
+    ]);
     run_builds("build3d", plan, rep, impls);
 }
 
 fn build2d(plan: &Plan, rep: &mut Report) {
-    let impls: Vec<(&'static str, bool, BuildFn<Vec2>)> = vec![
-        (
-            "Quadtree",
-            true,
-            Box::new(|b, c| {
-                let w = world_of::<Vec2>(b.len());
-                build_sparti(&|| orthtree(w), b, c)
-            }),
-        ),
-        (
-            "LooseQuadtree",
-            true,
-            Box::new(|b, c| {
-                let w = world_of::<Vec2>(b.len());
-                build_sparti(&|| loose(w), b, c)
-            }),
-        ),
-        (
-            "Bsp2",
-            true,
-            Box::new(|b, c| {
-                let w = world_of::<Vec2>(b.len());
-                build_sparti(&|| bsp(w), b, c)
-            }),
-        ),
+    let mut impls = sparti_builds::<Vec2>(["Quadtree", "LooseQuadtree", "Bsp2"]);
+    impls.extend::<[(&'static str, bool, BuildFn<Vec2>); 2]>([
         (
             "broccoli",
             false,
@@ -628,40 +615,8 @@ fn build2d(plan: &Plan, rep: &mut Report) {
                 (ms, count)
             }),
         ),
-        (
-            "rstar",
-            false,
-            Box::new(|b, c| {
-                let items: Vec<_> = b
-                    .iter()
-                    .enumerate()
-                    .map(|(i, x)| {
-                        rstar::primitives::GeomWithData::new(
-                            rstar::primitives::Rectangle::from_corners(
-                                x.min.to_array(),
-                                x.max.to_array(),
-                            ),
-                            i as u32,
-                        )
-                    })
-                    .collect();
-                let t = Instant::now();
-                let tree = rstar::RTree::bulk_load(items);
-                let ms = t.elapsed().as_secs_f64() * 1e3;
-                let count = c
-                    .iter()
-                    .map(|q| {
-                        tree.locate_in_envelope_intersecting(rstar::AABB::from_corners(
-                            q.min.to_array(),
-                            q.max.to_array(),
-                        ))
-                        .count()
-                    })
-                    .sum();
-                (ms, count)
-            }),
-        ),
-    ];
+        rstar_build(),
+    ]);
     run_builds("build2d", plan, rep, impls);
 }
 

@@ -1,7 +1,7 @@
 //! The seeded inputs every implementation receives: moving spheres or
-//! circles (the layout of `sparti/benches/pairs.rs`, same seed, same
-//! generator, so the same scene), static boxes, rays, box queries and
-//! camera frustums.
+//! circles, static boxes, rays, box queries and camera frustums. The
+//! Criterion bench `benches/pairs.rs` includes this file, so it runs the
+//! same moving scene.
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
@@ -9,7 +9,7 @@ use sparti::glam::Vec3;
 use sparti::glam::camera::rh::{proj::directx, view};
 use sparti::{Aabb, Frustum, Ray, Sphere, Vector};
 
-/// The seed of `sparti/benches/pairs.rs`.
+/// The seed of every scene.
 pub const SEED: u64 = 0x5EED;
 /// Radius range of the spheres and circles.
 pub const RADIUS: (f32, f32) = (0.5, 1.5);
@@ -58,7 +58,7 @@ pub struct Scene<V: Vector> {
 }
 
 impl<V: Vector> Scene<V> {
-    /// Exactly the scene of `sparti/benches/pairs.rs` for this N.
+    /// The moving scene of N objects (the same in `benches/pairs.rs`).
     pub fn new(n: usize) -> Self {
         let mut rng = Pcg64::seed_from_u64(SEED);
         let mut s = Scene {
@@ -105,8 +105,8 @@ impl<V: Vector> Scene<V> {
         self.sphere(a).intersects(&self.sphere(b))
     }
 
-    /// Moves every object by its velocity, centres bouncing off the walls
-    /// (as `sparti/benches/pairs.rs`). Not timed.
+    /// Moves every object by its velocity, centres bouncing off the walls.
+    /// Not timed.
     pub fn step(&mut self) {
         for i in 0..self.pos.len() {
             let mut p = self.pos[i] + self.vel[i];

@@ -1,10 +1,12 @@
-//! The `sparti` command-line tool as a library: scene files ([`scene`]),
+//! The `sparti` command-line tool as a library: the structures it knows
+//! ([`catalogue`]), scene files ([`scene`]),
 //! query files ([`queries`]) and their replay through any sparti structure
-//! ([`replay`]), the demos ([`demo`]), and the `bench` and `tune` commands ([`bench`], [`tune`]). The binary (`main.rs`) adds the
+//! ([`replay`]), the demos ([`demo`]), and the `bench` and `tune` commands ([`bench`](mod@bench), [`tune`](mod@tune)). The binary (`main.rs`) adds the
 //! command line.
 #![warn(missing_docs)]
 
 pub mod bench;
+pub mod catalogue;
 pub mod demo;
 pub mod measure;
 pub mod plot;

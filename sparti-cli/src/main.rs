@@ -15,9 +15,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use sparti::glam::{Vec2, Vec3};
-use sparti::{
-    BruteForce, Bsp2, Bsp3, LooseOctree, LooseQuadtree, Octree, Quadtree, SpatialIndex, Vector,
-};
+use sparti::{SpatialIndex, Vector};
+use sparti_cli::catalogue::{Config, IndexJob, Structure};
 use sparti_cli::demo;
 use sparti_cli::queries::{Query, parse_queries};
 use sparti_cli::replay;
@@ -178,6 +177,16 @@ impl IndexName {
         }
     }
 
+    /// The structure in the catalogue.
+    fn structure(self) -> Structure {
+        match self {
+            IndexName::Brute => Structure::Brute,
+            IndexName::Octree | IndexName::Quadtree => Structure::Orthtree,
+            IndexName::LooseOctree | IndexName::LooseQuadtree => Structure::Loose,
+            IndexName::Bsp => Structure::Bsp,
+        }
+    }
+
     /// The default for a scene: the best structure for its dimension.
     fn default_for(dim: Dim) -> Self {
         match dim {
@@ -220,45 +229,49 @@ impl Failure {
     }
 }
 
-/// Runs one job through one structure.
-fn execute<V: Vector, S: SpatialIndex<V, u64>>(
-    index: S,
+/// One job, to run through the structure the catalogue builds.
+struct Execute<'a, V: Vector> {
     name: IndexName,
-    scene: &Scene,
-    job: &Job<V>,
-) -> Result<String, LineError> {
-    let mut out = String::new();
-    match job {
-        Job::Pairs(only) => replay::pairs(index, name.name(), scene, *only, &mut out)?,
-        Job::Query(at, qs) => replay::queries(index, name.name(), scene, *at, qs, &mut out)?,
-    }
-    Ok(out)
+    scene: &'a Scene,
+    job: &'a Job<V>,
 }
 
-/// The one place that maps names to structures: one line per structure
-/// and dimension. `None` for a structure of the other dimension (refused
-/// with a clearer message before this is called).
+impl<V: Vector> IndexJob<V, u64> for Execute<'_, V> {
+    type Output = Result<String, LineError>;
+
+    fn run<S: SpatialIndex<V, u64>>(self, index: S) -> Self::Output {
+        let (name, scene, mut out) = (self.name.name(), self.scene, String::new());
+        match self.job {
+            Job::Pairs(only) => replay::pairs(index, name, scene, *only, &mut out)?,
+            Job::Query(at, qs) => replay::queries(index, name, scene, *at, qs, &mut out)?,
+        }
+        Ok(out)
+    }
+}
+
+/// Runs the job through the named structure with its default settings,
+/// built by the catalogue. `None` for a structure of the other dimension
+/// (refused with a clearer message before this is called).
 fn dispatch(name: IndexName, scene: &Scene, job: &AnyJob) -> Option<Result<String, LineError>> {
-    Some(match (name, job) {
-        (IndexName::Brute, AnyJob::Two(j)) => {
-            execute(BruteForce::<Vec2, u64>::new(), name, scene, j)
+    let config = Config::default_of(name.structure());
+    let built = match job {
+        AnyJob::Two(job) if name.dim() != Some(Dim::Three) => {
+            config.build(None, Execute { name, scene, job })
         }
-        (IndexName::Brute, AnyJob::Three(j)) => {
-            execute(BruteForce::<Vec3, u64>::new(), name, scene, j)
+        AnyJob::Three(job) if name.dim() != Some(Dim::Two) => {
+            config.build(None, Execute { name, scene, job })
         }
-        (IndexName::Octree, AnyJob::Three(j)) => execute(Octree::<u64>::new(), name, scene, j),
-        (IndexName::Quadtree, AnyJob::Two(j)) => execute(Quadtree::<u64>::new(), name, scene, j),
-        (IndexName::Bsp, AnyJob::Two(j)) => execute(Bsp2::<u64>::new(), name, scene, j),
-        (IndexName::Bsp, AnyJob::Three(j)) => execute(Bsp3::<u64>::new(), name, scene, j),
-        (IndexName::LooseOctree, AnyJob::Three(j)) => {
-            execute(LooseOctree::<u64>::new(), name, scene, j)
-        }
-        (IndexName::LooseQuadtree, AnyJob::Two(j)) => {
-            execute(LooseQuadtree::<u64>::new(), name, scene, j)
-        }
-        // Asked in the wrong dimension (checked before).
         _ => return None,
-    })
+    };
+    Some(built.unwrap_or_else(|e| {
+        Err(LineError::new(
+            0,
+            format!(
+                "the {} index refused its default settings: {e}",
+                name.name()
+            ),
+        ))
+    }))
 }
 
 /// Reads a whole file.

@@ -24,16 +24,16 @@
 //! replayed several times: after its last frame comes a frame that brings
 //! the objects back to the first frame's state.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use sparti::{
-    Aabb, BruteForce, Bsp, BspConfig, Handle, LooseConfig, LooseOrthtree, Neighbor, ObjectDesc,
-    Orthtree, OrthtreeConfig, RayHit, Shape, SpatialIndex, Vector,
-};
+use sparti::{Aabb, BruteForce, Handle, Neighbor, ObjectDesc, RayHit, Shape, SpatialIndex, Vector};
+
+use crate::catalogue::IndexJob;
+pub use crate::catalogue::{Config, Structure};
 
 use crate::queries::{self, Query};
-use crate::scene::{Frame, Row, Scene};
+use crate::scene::{Change, Frame, Row, Scene};
 
 /// One change to the objects of a workload. Slots number the objects
 /// (densely, from 0); a slot is reused only after its object is removed.
@@ -76,216 +76,6 @@ pub enum Op<V: Vector> {
 pub trait Source<V: Vector> {
     /// Writes the next frame's operations into `ops` (cleared first).
     fn next_frame(&mut self, ops: &mut Vec<Op<V>>);
-}
-
-/// The structures, independent of their settings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Structure {
-    /// [`BruteForce`]: every object against every other.
-    Brute,
-    /// [`Orthtree`]: the octree (3D) or quadtree (2D).
-    Orthtree,
-    /// [`LooseOrthtree`]: the loose octree or loose quadtree.
-    Loose,
-    /// [`Bsp`]: the axis-aligned BSP tree.
-    Bsp,
-}
-
-impl Structure {
-    /// Every structure, brute force first.
-    pub const ALL: [Structure; 4] = [
-        Structure::Brute,
-        Structure::Orthtree,
-        Structure::Loose,
-        Structure::Bsp,
-    ];
-
-    /// The command-line name in dimension `dim` (2 or 3), as `--index`.
-    pub fn name(self, dim: usize) -> &'static str {
-        match (self, dim) {
-            (Structure::Brute, _) => "brute",
-            (Structure::Orthtree, 2) => "quadtree",
-            (Structure::Orthtree, _) => "octree",
-            (Structure::Loose, 2) => "loose-quadtree",
-            (Structure::Loose, _) => "loose-octree",
-            (Structure::Bsp, _) => "bsp",
-        }
-    }
-
-    /// The Rust type in dimension `dim`.
-    pub fn type_name(self, dim: usize) -> &'static str {
-        match (self, dim) {
-            (Structure::Brute, _) => "BruteForce",
-            (Structure::Orthtree, 2) => "Quadtree",
-            (Structure::Orthtree, _) => "Octree",
-            (Structure::Loose, 2) => "LooseQuadtree",
-            (Structure::Loose, _) => "LooseOctree",
-            (Structure::Bsp, 2) => "Bsp2",
-            (Structure::Bsp, _) => "Bsp3",
-        }
-    }
-}
-
-/// A structure with its settings (the world region aside).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Config {
-    /// The brute force (no settings).
-    Brute,
-    /// An octree or quadtree ([`OrthtreeConfig`]).
-    Orthtree {
-        /// Nodes at most this large do not split.
-        min_node_size: f32,
-    },
-    /// A loose octree or quadtree ([`LooseConfig`]).
-    Loose {
-        /// The side of the smallest cells.
-        min_node_size: f32,
-        /// Loose bounds over cell size.
-        looseness: f32,
-        /// Objects a leaf holds before it splits (0: classic loose tree).
-        leaf_capacity: usize,
-    },
-    /// A BSP tree ([`BspConfig`]).
-    Bsp {
-        /// Nodes split only while their largest side exceeds this.
-        min_dimension: f32,
-        /// Objects a leaf keeps before it splits (0: sink as deep as fits).
-        leaf_capacity: u32,
-    },
-}
-
-impl Config {
-    /// The library's default settings of a structure.
-    pub fn default_of(s: Structure) -> Config {
-        match s {
-            Structure::Brute => Config::Brute,
-            Structure::Orthtree => {
-                let d = OrthtreeConfig::<sparti::glam::Vec3>::default();
-                Config::Orthtree {
-                    min_node_size: d.min_node_size,
-                }
-            }
-            Structure::Loose => {
-                let d = LooseConfig::<sparti::glam::Vec3>::default();
-                Config::Loose {
-                    min_node_size: d.min_node_size,
-                    looseness: d.looseness,
-                    leaf_capacity: d.leaf_capacity,
-                }
-            }
-            Structure::Bsp => {
-                let d = BspConfig::<sparti::glam::Vec3>::default();
-                Config::Bsp {
-                    min_dimension: d.min_dimension,
-                    leaf_capacity: d.leaf_capacity,
-                }
-            }
-        }
-    }
-
-    /// The structure.
-    pub fn structure(&self) -> Structure {
-        match self {
-            Config::Brute => Structure::Brute,
-            Config::Orthtree { .. } => Structure::Orthtree,
-            Config::Loose { .. } => Structure::Loose,
-            Config::Bsp { .. } => Structure::Bsp,
-        }
-    }
-
-    /// The settings as `name value` pairs, e.g. `min_node_size 2, looseness 1.5`
-    /// (`-` for the brute force).
-    pub fn params(&self) -> String {
-        // 0: the library chooses it at the first build.
-        let size = |m: f32| {
-            if m == 0.0 {
-                "automatic".to_string()
-            } else {
-                m.to_string()
-            }
-        };
-        match *self {
-            Config::Brute => "-".to_string(),
-            Config::Orthtree { min_node_size } => format!("min_node_size {}", size(min_node_size)),
-            Config::Loose {
-                min_node_size,
-                looseness,
-                leaf_capacity,
-            } => format!(
-                "min_node_size {}, looseness {looseness}, leaf_capacity {leaf_capacity}",
-                size(min_node_size)
-            ),
-            Config::Bsp {
-                min_dimension,
-                leaf_capacity,
-            } => format!("min_dimension {min_dimension}, leaf_capacity {leaf_capacity}"),
-        }
-    }
-
-    /// The Rust expression that builds this structure in dimension `dim`
-    /// (settings equal to the defaults left out), ready to paste: a value
-    /// of the structure's type, not a `Result`.
-    pub fn code(&self, dim: usize) -> String {
-        let ty = self.structure().type_name(dim);
-        let d = Config::default_of(self.structure());
-        let fields: Vec<String> = match (*self, d) {
-            (Config::Brute, _) => return format!("{ty}::new()"),
-            (Config::Orthtree { min_node_size: m }, Config::Orthtree { min_node_size: dm }) => {
-                [(m != dm).then(|| format!("min_node_size: {m:?}"))]
-                    .into_iter()
-                    .flatten()
-                    .collect()
-            }
-            (
-                Config::Loose {
-                    min_node_size: m,
-                    looseness: l,
-                    leaf_capacity: c,
-                },
-                Config::Loose {
-                    min_node_size: dm,
-                    looseness: dl,
-                    leaf_capacity: dc,
-                },
-            ) => [
-                (m != dm).then(|| format!("min_node_size: {m:?}")),
-                (l != dl).then(|| format!("looseness: {l:?}")),
-                (c != dc).then(|| format!("leaf_capacity: {c}")),
-            ]
-            .into_iter()
-            .flatten()
-            .collect(),
-            (
-                Config::Bsp {
-                    min_dimension: m,
-                    leaf_capacity: c,
-                },
-                Config::Bsp {
-                    min_dimension: dm,
-                    leaf_capacity: dc,
-                },
-            ) => [
-                (m != dm).then(|| format!("min_dimension: {m:?}")),
-                (c != dc).then(|| format!("leaf_capacity: {c}")),
-            ]
-            .into_iter()
-            .flatten()
-            .collect(),
-            _ => Vec::new(),
-        };
-        if fields.is_empty() {
-            return format!("{ty}::new()");
-        }
-        let cfg = match self.structure() {
-            Structure::Orthtree => "OrthtreeConfig",
-            Structure::Loose => "LooseConfig",
-            _ => "BspConfig",
-        };
-        format!(
-            "{ty}::with_config({cfg} {{ {}, ..Default::default() }}).expect(\"valid settings\")",
-            fields.join(", ")
-        )
-    }
 }
 
 /// How many frames to run and measure.
@@ -443,56 +233,27 @@ pub fn measure<V: Vector>(
     queries: &[Query<V>],
     timing: &Timing,
 ) -> Result<Run, MeasureError> {
-    let refused = |e: sparti::Error| MeasureError {
+    /// The measurement, handed the structure the catalogue builds.
+    struct Measure<'a, V: Vector> {
+        source: &'a mut dyn Source<V>,
+        queries: &'a [Query<V>],
+        timing: &'a Timing,
+    }
+    impl<V: Vector> IndexJob<V, u32> for Measure<'_, V> {
+        type Output = Result<Run, MeasureError>;
+        fn run<S: SpatialIndex<V, u32>>(self, index: S) -> Self::Output {
+            run(index, self.source, self.queries, self.timing)
+        }
+    }
+    let job = Measure {
+        source,
+        queries,
+        timing,
+    };
+    config.build(world, job).map_err(|e| MeasureError {
         line: 0,
         message: format!("the settings {} are refused: {e}", config.params()),
-    };
-    match config {
-        Config::Brute => run(BruteForce::<V, u32>::new(), source, queries, timing),
-        Config::Orthtree { min_node_size } => run(
-            Orthtree::<V, u32>::with_config(OrthtreeConfig {
-                world,
-                min_node_size,
-                ..Default::default()
-            })
-            .map_err(refused)?,
-            source,
-            queries,
-            timing,
-        ),
-        Config::Loose {
-            min_node_size,
-            looseness,
-            leaf_capacity,
-        } => run(
-            LooseOrthtree::<V, u32>::with_config(LooseConfig {
-                world,
-                min_node_size,
-                looseness,
-                leaf_capacity,
-                ..Default::default()
-            })
-            .map_err(refused)?,
-            source,
-            queries,
-            timing,
-        ),
-        Config::Bsp {
-            min_dimension,
-            leaf_capacity,
-        } => run(
-            Bsp::<V, u32>::with_config(BspConfig {
-                world,
-                min_dimension,
-                leaf_capacity,
-                ..Default::default()
-            })
-            .map_err(refused)?,
-            source,
-            queries,
-            timing,
-        ),
-    }
+    })?
 }
 
 /// Applies one frame's operations.
@@ -696,48 +457,49 @@ impl Differ {
 
     fn diff<V: Vector>(&mut self, frame: &Frame) -> Vec<Op<V>> {
         let mut ops = Vec::new();
-        let present: HashSet<u64> = frame.rows.iter().map(|r| r.id).collect();
-        let gone: Vec<u64> = self
-            .live
-            .keys()
-            .copied()
-            .filter(|id| !present.contains(id))
-            .collect();
-        for id in gone {
-            if let Some(row) = self.live.remove(&id) {
-                let slot = self.slot(id);
-                ops.push(Op::Remove {
-                    slot,
-                    line: row.line,
-                });
-            }
-        }
-        for row in &frame.rows {
-            let slot = self.slot(row.id);
-            let insert = Op::Insert {
-                slot,
-                shape: row.shape::<V>(),
-                layer: row.layer,
-                mask: row.mask,
-                is_static: row.is_static,
-                line: row.line,
-            };
-            match self.live.get(&row.id) {
-                None => ops.push(insert),
-                Some(old) if !old.same_flags(row) => {
+        let insert = |slot, row: &Row| Op::Insert {
+            slot,
+            shape: row.shape::<V>(),
+            layer: row.layer,
+            mask: row.mask,
+            is_static: row.is_static,
+            line: row.line,
+        };
+        for change in frame.changes(&self.live, |row| row) {
+            let row = match change {
+                Change::Gone(id) => {
+                    let slot = self.slot(id);
+                    if let Some(row) = self.live.remove(&id) {
+                        ops.push(Op::Remove {
+                            slot,
+                            line: row.line,
+                        });
+                    }
+                    continue;
+                }
+                Change::New(row) => {
+                    ops.push(insert(self.slot(row.id), row));
+                    row
+                }
+                Change::Refiled(row) => {
+                    let slot = self.slot(row.id);
                     ops.push(Op::Remove {
                         slot,
                         line: row.line,
                     });
-                    ops.push(insert);
+                    ops.push(insert(slot, row));
+                    row
                 }
-                Some(old) if !old.same_shape(row) => ops.push(Op::Update {
-                    slot,
-                    shape: row.shape::<V>(),
-                    line: row.line,
-                }),
-                Some(_) => {}
-            }
+                Change::Moved(row) => {
+                    ops.push(Op::Update {
+                        slot: self.slot(row.id),
+                        shape: row.shape::<V>(),
+                        line: row.line,
+                    });
+                    row
+                }
+                Change::Same(row) => row,
+            };
             self.live.insert(row.id, *row);
         }
         ops
@@ -859,7 +621,7 @@ mod tests {
     use crate::replay::Replayer;
     use crate::scene::parse_scene;
     use sparti::glam::Vec2;
-    use sparti::{LooseQuadtree, Quadtree};
+    use sparti::{LooseConfig, LooseQuadtree, Quadtree};
 
     const TIMING: Timing = Timing {
         warm_up: 0,

@@ -22,7 +22,7 @@ use std::fmt::Write;
 use sparti::{Handle, Neighbor, ObjectDesc, RayHit, SpatialIndex, Vector};
 
 use crate::queries::{Op, Query};
-use crate::scene::{Frame, LineError, Row, Scene};
+use crate::scene::{Change, Frame, LineError, Row, Scene};
 
 /// A structure being fed a scene, with the live objects' handles.
 pub struct Replayer<V: Vector, S: SpatialIndex<V, u64>> {
@@ -73,28 +73,25 @@ impl<V: Vector, S: SpatialIndex<V, u64>> Replayer<V, S> {
     /// The structure refused an object (say, coordinates beyond what a tree
     /// can hold): the error names the row's line.
     pub fn apply(&mut self, frame: &Frame) -> Result<(), LineError> {
-        let present: std::collections::HashSet<u64> = frame.rows.iter().map(|r| r.id).collect();
-        let gone: Vec<u64> = self
-            .live
-            .keys()
-            .copied()
-            .filter(|id| !present.contains(id))
-            .collect();
-        for id in gone {
-            if let Some((h, row)) = self.live.remove(&id) {
-                self.index.remove(h).map_err(|e| self.refused(&row, e))?;
-            }
-        }
-        for row in &frame.rows {
-            match self.live.get(&row.id).copied() {
-                None => self.insert(row)?,
-                Some((h, old)) if !old.same_flags(row) => {
-                    self.index.remove(h).map_err(|e| self.refused(row, e))?;
-                    self.live.remove(&row.id);
+        for change in frame.changes(&self.live, |(_, row)| row) {
+            match change {
+                Change::Gone(id) => {
+                    if let Some((h, row)) = self.live.remove(&id) {
+                        self.index.remove(h).map_err(|e| self.refused(&row, e))?;
+                    }
+                }
+                Change::New(row) => self.insert(row)?,
+                Change::Refiled(row) => {
+                    if let Some((h, _)) = self.live.remove(&row.id) {
+                        self.index.remove(h).map_err(|e| self.refused(row, e))?;
+                    }
                     self.insert(row)?;
                 }
-                Some((h, old)) => {
-                    if !old.same_shape(row) {
+                Change::Moved(row) | Change::Same(row) => {
+                    let Some(&(h, _)) = self.live.get(&row.id) else {
+                        continue;
+                    };
+                    if matches!(change, Change::Moved(_)) {
                         self.index
                             .update(h, row.shape::<V>())
                             .map_err(|e| self.refused(row, e))?;

@@ -5,7 +5,7 @@
 //! - `uniform`: N spheres (circles) of radius 0.5 to 1.5, spread uniformly
 //!   in a cube (square) sized so that each touches about two others,
 //!   moving up to 0.1 per frame and bouncing off the walls (the Criterion
-//!   bench's workload, `sparti/benches/pairs.rs`).
+//!   bench's workload, `sparti-bench/benches/pairs.rs`).
 //! - `clustered`: the same objects in 8 groups (crowds, squads) in a world
 //!   twice as wide; a group's box holds its objects twice as densely as the
 //!   uniform scenario, more so towards its centre (each coordinate the mean

@@ -28,7 +28,7 @@
 //! [`parse_scene`] checks all of this and reports every malformed line
 //! (up to [`MAX_ERRORS`]) with its number.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 
 use sparti::glam::{Vec2, Vec3};
@@ -197,6 +197,54 @@ pub struct Frame {
     pub line: usize,
     /// Every object alive in the frame, in file order.
     pub rows: Vec<Row>,
+}
+
+/// One change that takes the objects alive before a frame to the frame's
+/// rows (see [`Frame::changes`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Change<'a> {
+    /// The live object with this id is not in the frame: it goes.
+    Gone(u64),
+    /// A row whose id is not alive: a new object.
+    New(&'a Row),
+    /// A row whose layer, mask or static flag changed: the object is
+    /// removed and inserted again with its new flags.
+    Refiled(&'a Row),
+    /// A row whose shape changed: the object moves.
+    Moved(&'a Row),
+    /// A row with the same shape and flags.
+    Same(&'a Row),
+}
+
+impl Frame {
+    /// The changes from the objects alive before this frame (`live`, by id;
+    /// `row_of` gives each one's last row) to this frame: first every live
+    /// id absent from the frame, in id order, then each row, in file order.
+    /// The replay of the `pairs` and `query` commands and the plans of
+    /// `bench` and `tune` both apply a scene through it.
+    pub fn changes<T>(
+        &self,
+        live: &BTreeMap<u64, T>,
+        row_of: impl Fn(&T) -> &Row,
+    ) -> Vec<Change<'_>> {
+        let present: HashSet<u64> = self.rows.iter().map(|r| r.id).collect();
+        let mut out: Vec<Change<'_>> = live
+            .keys()
+            .filter(|id| !present.contains(id))
+            .map(|&id| Change::Gone(id))
+            .collect();
+        out.extend(
+            self.rows
+                .iter()
+                .map(|row| match live.get(&row.id).map(&row_of) {
+                    None => Change::New(row),
+                    Some(old) if !old.same_flags(row) => Change::Refiled(row),
+                    Some(old) if !old.same_shape(row) => Change::Moved(row),
+                    Some(_) => Change::Same(row),
+                }),
+        );
+        out
+    }
 }
 
 /// A parsed scene: its dimension and frames in order.
@@ -568,6 +616,45 @@ mod tests {
 
     fn parse(s: &str) -> Result<Scene, Vec<LineError>> {
         parse_scene(s.as_bytes())
+    }
+
+    #[test]
+    fn a_frame_lists_its_changes_gone_first_then_rows_in_file_order() {
+        let scene = parse(
+            "frame,id,kind,x,y,r,layer\n\
+             0,1,circle,0,0,1,\n\
+             0,2,circle,5,0,1,\n\
+             0,3,circle,9,0,1,\n\
+             0,4,circle,9,9,1,\n\
+             1,4,circle,9,9,1,\n\
+             1,7,circle,1,1,1,\n\
+             1,3,circle,9,0,1,2\n\
+             1,2,circle,6,0,1,\n",
+        )
+        .unwrap();
+        let live: BTreeMap<u64, Row> = scene.frames[0].rows.iter().map(|r| (r.id, *r)).collect();
+        let next = &scene.frames[1];
+        let ids: Vec<(&str, u64)> = next
+            .changes(&live, |r| r)
+            .into_iter()
+            .map(|c| match c {
+                Change::Gone(id) => ("gone", id),
+                Change::New(r) => ("new", r.id),
+                Change::Refiled(r) => ("refiled", r.id),
+                Change::Moved(r) => ("moved", r.id),
+                Change::Same(r) => ("same", r.id),
+            })
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                ("gone", 1),
+                ("same", 4),
+                ("new", 7),
+                ("refiled", 3),
+                ("moved", 2)
+            ]
+        );
     }
 
     fn first_error(s: &str) -> LineError {

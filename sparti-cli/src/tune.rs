@@ -36,6 +36,7 @@ use crate::bench::{
     MISMATCH, complain, format_table, load_queries, load_scene, print, progress, query_file, sig3,
 };
 use crate::measure::{Config, Run, ScenePlan, Structure, Timing, measure, median, typical_size};
+use crate::queries::Query;
 use crate::scene::{Dim, Scene};
 
 /// The arguments of `sparti tune`.
@@ -218,26 +219,55 @@ fn describe(config: Config, dim: usize) -> String {
 /// Largest scene on which the brute force is the reference.
 const BRUTE_LIMIT: usize = 20_000;
 
-fn tune<V: Vector>(args: &TuneArgs, scene: &Scene) -> ExitCode {
-    let dim = V::DIM;
-    let query_path = query_file(&args.scene, args.queries.as_deref());
-    let queries = match query_path.as_deref().map(load_queries::<V>).transpose() {
-        Ok(q) => q.unwrap_or_default(),
-        Err(e) => {
-            complain(&e);
-            return ExitCode::from(2);
+/// What a search measured: every setting tried, fastest first.
+struct Search {
+    tried: Vec<Tried>,
+    /// The settings tried beyond the grid's edge.
+    extra: Vec<Config>,
+    /// Settings whose pairs or query results differed from the reference's.
+    mismatches: Vec<String>,
+    /// Settings the scene could not run through (refused input).
+    errors: Vec<String>,
+    timing: Timing,
+    /// How many of the fastest were measured again, and how many times.
+    finalists: usize,
+    rounds: usize,
+}
+
+/// How each setting is timed: a few frames and a short minimum with
+/// `--quick`.
+fn timing(frames: usize, quick: bool) -> Timing {
+    if quick {
+        Timing {
+            warm_up: 2.min(frames),
+            min_frames: frames.clamp(5, 50),
+            min_time: Duration::from_millis(10),
+            max_frames: 500,
         }
-    };
-    let plan = ScenePlan::<V>::new(scene);
-    if plan.max_objects == 0 {
-        complain(&format!(
-            "{}: the scene has no objects to tune on",
-            args.scene.display()
-        ));
-        return ExitCode::from(2);
+    } else {
+        Timing {
+            warm_up: 3.min(frames),
+            min_frames: frames.clamp(10, 300),
+            min_time: Duration::from_millis(100),
+            max_frames: 5000,
+        }
     }
-    let typical = typical_size(scene);
-    let default = default_config();
+}
+
+/// The search: every setting of the grid measured once (the reference
+/// first, the brute force, or the default beyond the brute force's
+/// limit); a structure whose fastest setting has the grid's largest
+/// (smallest) size tried at the next power of two out while that keeps
+/// winning; then the fastest few and the default measured again,
+/// interleaved. Ranked by the median of each setting's runs.
+fn search<V: Vector>(
+    args: &TuneArgs,
+    plan: &ScenePlan<V>,
+    queries: &[Query<V>],
+    typical: f32,
+    default: Config,
+) -> Search {
+    let dim = V::DIM;
     let mut configs = grid(typical, args.quick);
     if plan.max_objects > BRUTE_LIMIT {
         configs.retain(|c| *c != Config::Brute);
@@ -253,22 +283,7 @@ fn tune<V: Vector>(args: &TuneArgs, scene: &Scene) -> ExitCode {
     {
         configs.swap(0, i);
     }
-    let frames = plan.len();
-    let timing = if args.quick {
-        Timing {
-            warm_up: 2.min(frames),
-            min_frames: frames.clamp(5, 50),
-            min_time: Duration::from_millis(10),
-            max_frames: 500,
-        }
-    } else {
-        Timing {
-            warm_up: 3.min(frames),
-            min_frames: frames.clamp(10, 300),
-            min_time: Duration::from_millis(100),
-            max_frames: 5000,
-        }
-    };
+    let timing = timing(plan.len(), args.quick);
     let (finalists, rounds) = if args.quick { (3, 1) } else { (5, 3) };
     let bar = progress((configs.len() + (finalists + 1) * rounds) as u64);
     let mut tried: Vec<Tried> = Vec::new();
@@ -281,7 +296,7 @@ fn tune<V: Vector>(args: &TuneArgs, scene: &Scene) -> ExitCode {
             config.structure().name(dim),
             config.params()
         ));
-        let result = measure::<V>(config, None, &mut plan.source(), &queries, &timing);
+        let result = measure::<V>(config, None, &mut plan.source(), queries, &timing);
         bar.inc(1);
         match result {
             Ok(run) => {
@@ -321,8 +336,6 @@ fn tune<V: Vector>(args: &TuneArgs, scene: &Scene) -> ExitCode {
             });
         }
     }
-    // A structure whose fastest setting has the grid's largest (smallest)
-    // size is tried at the next power of two out, while that keeps winning.
     let mut extra = Vec::new();
     for s in [Structure::Orthtree, Structure::Loose, Structure::Bsp] {
         for _ in 0..MAX_EXTENSIONS {
@@ -371,33 +384,84 @@ fn tune<V: Vector>(args: &TuneArgs, scene: &Scene) -> ExitCode {
     }
     bar.finish_and_clear();
     tried.sort_by(|a, b| a.ms().total_cmp(&b.ms()));
+    Search {
+        tried,
+        extra,
+        mismatches,
+        errors,
+        timing,
+        finalists,
+        rounds,
+    }
+}
 
-    let Some(def) = tried.iter().find(|t| t.config == default) else {
-        for e in &errors {
-            complain(e);
-        }
-        return ExitCode::from(1);
-    };
-    let (def_ms, def_tests) = (def.ms(), def.tests_per_object());
+/// The setting recommended against the default's: among the settings
+/// within 2% of the fastest, the one that changes the fewest defaults
+/// (settings that make no difference are left at theirs).
+struct Recommendation<'a> {
+    best: &'a Tried,
+    default: &'a Tried,
+    /// How many settings are within 2% of the fastest.
+    near: usize,
+    /// The runs' spread to weigh a gain against: the larger of the best's
+    /// and the default's, at least 5%.
+    noise: f64,
+}
+
+/// `None` when the default itself could not be measured.
+fn recommend(tried: &[Tried], default: Config) -> Option<Recommendation<'_>> {
+    let def = tried.iter().find(|t| t.config == default)?;
+    let fastest = tried[0].ms();
+    let near: Vec<&Tried> = tried.iter().filter(|t| t.ms() <= fastest * 1.02).collect();
+    let best = near
+        .iter()
+        .copied()
+        .min_by_key(|t| changes(t.config))
+        .unwrap_or(&tried[0]);
+    Some(Recommendation {
+        best,
+        default: def,
+        near: near.len(),
+        noise: best.spread().max(def.spread()).max(0.05),
+    })
+}
+
+/// What the report tells beside the search: the scene, and its queries.
+struct Setting<'a> {
+    scene: &'a std::path::Path,
+    dim: usize,
+    frames: usize,
+    max_objects: usize,
+    typical: f32,
+    /// The query file and how many queries it holds.
+    queries: Option<(&'a std::path::Path, usize)>,
+    default: Config,
+}
+
+/// The report: the scene and what was timed, the ranked table (the
+/// fastest 15, the best of each structure and the default), notes, and the
+/// recommendation with the code to paste.
+fn render(setting: &Setting, search: &Search, rec: &Recommendation) -> String {
+    let (dim, default, tried) = (setting.dim, setting.default, &search.tried);
+    let (def_ms, def_tests) = (rec.default.ms(), rec.default.tests_per_object());
     let mut text = String::new();
     let _ = writeln!(
         text,
         "scene {}: {dim}D, {} frames, up to {} objects, typical object size {} (median largest extent)",
-        args.scene.display(),
-        frames,
-        plan.max_objects,
-        sig3(f64::from(typical))
+        setting.scene.display(),
+        setting.frames,
+        setting.max_objects,
+        sig3(f64::from(setting.typical))
     );
     let counts = tried
         .iter()
         .flat_map(|t| t.runs.iter().map(|r| r.seconds.len()));
     let (fewest, most) = counts.fold((usize::MAX, 0), |(l, h), n| (l.min(n), h.max(n)));
-    match &query_path {
-        Some(q) => {
+    match setting.queries {
+        Some((q, count)) => {
             let _ = writeln!(
                 text,
-                "each frame: the scene's changes, every pair, then the {} queries of {} (ranked by the whole frame; \"of it queries\" is their part)",
-                queries.len(),
+                "each frame: the scene's changes, every pair, then the {count} queries of {} (ranked by the whole frame; \"of it queries\" is their part)",
                 q.display()
             );
         }
@@ -417,11 +481,10 @@ fn tune<V: Vector>(args: &TuneArgs, scene: &Scene) -> ExitCode {
         } else {
             format!("{fewest} to {most}")
         },
-        timing.warm_up,
-        finalists,
-        rounds
+        search.timing.warm_up,
+        search.finalists,
+        search.rounds
     );
-    // The fastest 15, the best of each structure, and the default.
     let mut shown: Vec<usize> = (0..15.min(tried.len())).collect();
     for s in Structure::ALL {
         if let Some(i) = tried.iter().position(|t| t.config.structure() == s) {
@@ -436,6 +499,7 @@ fn tune<V: Vector>(args: &TuneArgs, scene: &Scene) -> ExitCode {
         }
     }
     shown.sort_unstable();
+    let has_queries = setting.queries.is_some_and(|(_, n)| n > 0);
     let rows: Vec<Vec<String>> = shown
         .iter()
         .map(|&i| {
@@ -449,10 +513,10 @@ fn tune<V: Vector>(args: &TuneArgs, scene: &Scene) -> ExitCode {
                 name,
                 t.config.params(),
                 sig3(t.ms()),
-                if queries.is_empty() {
-                    "-".into()
-                } else {
+                if has_queries {
                     sig3(t.query_ms())
+                } else {
+                    "-".into()
                 },
                 sig3(t.tests_per_object()),
                 t.runs.len().to_string(),
@@ -482,33 +546,27 @@ fn tune<V: Vector>(args: &TuneArgs, scene: &Scene) -> ExitCode {
             tried.len()
         );
     }
-    if !extra.is_empty() {
+    if !search.extra.is_empty() {
         let _ = writeln!(
             text,
             "(the fastest setting of a structure was at the edge of the grid: also tried {})",
-            extra
+            search
+                .extra
                 .iter()
                 .map(|c| format!("{} with {}", c.structure().name(dim), c.params()))
                 .collect::<Vec<_>>()
                 .join("; ")
         );
     }
-    // Among the settings within 2% of the fastest, the one closest to the
-    // defaults: settings that make no difference are left at theirs.
-    let fastest = tried[0].ms();
-    let best = tried
-        .iter()
-        .filter(|t| t.ms() <= fastest * 1.02)
-        .min_by_key(|t| changes(t.config))
-        .unwrap_or(&tried[0]);
-    let near = tried.iter().filter(|t| t.ms() <= fastest * 1.02).count();
-    if near > 1 {
+    if rec.near > 1 {
         let _ = writeln!(
             text,
-            "({near} settings are within 2% of the fastest; of those, the one that changes the fewest defaults is recommended)"
+            "({} settings are within 2% of the fastest; of those, the one that changes the fewest defaults is recommended)",
+            rec.near
         );
     }
-    let (best_ms, noise) = (best.ms(), best.spread().max(def.spread()).max(0.05));
+    let (best, noise) = (rec.best, rec.noise);
+    let best_ms = best.ms();
     let speedup = def_ms / best_ms;
     text.push('\n');
     let default_name = format!(
@@ -559,23 +617,63 @@ fn tune<V: Vector>(args: &TuneArgs, scene: &Scene) -> ExitCode {
             );
         }
     }
-    if !print(&text) {
+    text
+}
+
+/// `sparti tune` on a loaded scene: loads its queries, searches, prints the
+/// report, then the errors and mismatches (exit code 1 or 3).
+fn tune<V: Vector>(args: &TuneArgs, scene: &Scene) -> ExitCode {
+    let query_path = query_file(&args.scene, args.queries.as_deref());
+    let queries = match query_path.as_deref().map(load_queries::<V>).transpose() {
+        Ok(q) => q.unwrap_or_default(),
+        Err(e) => {
+            complain(&e);
+            return ExitCode::from(2);
+        }
+    };
+    let plan = ScenePlan::<V>::new(scene);
+    if plan.max_objects == 0 {
+        complain(&format!(
+            "{}: the scene has no objects to tune on",
+            args.scene.display()
+        ));
+        return ExitCode::from(2);
+    }
+    let typical = typical_size(scene);
+    let default = default_config();
+    let search = search(args, &plan, &queries, typical, default);
+    let Some(rec) = recommend(&search.tried, default) else {
+        for e in &search.errors {
+            complain(e);
+        }
+        return ExitCode::from(1);
+    };
+    let setting = Setting {
+        scene: &args.scene,
+        dim: V::DIM,
+        frames: plan.len(),
+        max_objects: plan.max_objects,
+        typical,
+        queries: query_path.as_deref().map(|q| (q, queries.len())),
+        default,
+    };
+    if !print(&render(&setting, &search, &rec)) {
         return ExitCode::from(1);
     }
-    for e in &errors {
+    for e in &search.errors {
         complain(e);
     }
-    if !mismatches.is_empty() {
-        for m in &mismatches {
+    if !search.mismatches.is_empty() {
+        for m in &search.mismatches {
             complain(m);
         }
         complain(&format!(
             "sparti tune: {} setting(s) disagreed with the reference: this is a bug in sparti",
-            mismatches.len()
+            search.mismatches.len()
         ));
         return ExitCode::from(MISMATCH);
     }
-    if errors.is_empty() {
+    if search.errors.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -1,4 +1,4 @@
-//! Runs the dynamic-pairs workload of `benches/pairs.rs` for a number of
+//! Runs the dynamic-pairs workload of `sparti-bench/benches/pairs.rs` for a number of
 //! frames with one structure, for profilers (`perf record`, callgrind).
 //!
 //! ```text

@@ -88,7 +88,7 @@
 //! (`find_pairs`, optionally `par_collect` on threads), its statistics and
 //! its invariants (`check_invariants`). `impl_spatial_index!(Family)` then
 //! gives it the whole [`SpatialIndex`] API, and the shared test suite
-//! (`tests/common`) checks it against the brute force.
+//! (`tests/it/common`) checks it against the brute force.
 //!
 //! # Hostile input
 //!

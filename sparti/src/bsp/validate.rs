@@ -125,40 +125,37 @@ mod tests {
     use glam::Vec2;
 
     use crate::bsp::Bsp2;
+    use crate::kernel::corruption;
     use crate::store::NONE;
-    use crate::{Aabb, BspConfig, ObjectDesc, Shape, SpatialIndex};
+    use crate::{Aabb, BspConfig, Shape};
 
     /// A 64 x 32 world with objects at several depths, one straddling the
     /// root's split, one the split of the root's upper half, one static, an
     /// idle leaf and one pending insertion.
     fn tree() -> Bsp2<u32> {
-        let mut t = Bsp2::with_config(BspConfig {
+        let t = Bsp2::with_config(BspConfig {
             world: Some(Aabb::new(Vec2::ZERO, Vec2::new(64.0, 32.0)).unwrap()),
             ..Default::default()
         })
         .unwrap();
-        let at = |x: f32, y: f32, r: f32, v| ObjectDesc::new(Shape::sphere(Vec2::new(x, y), r), v);
-        t.insert(at(32.0, 16.0, 2.0, 0)).unwrap(); // straddles x = 32
-        t.insert(at(48.0, 16.0, 1.0, 6)).unwrap(); // straddles x = 48
-        t.insert(at(5.0, 5.0, 0.5, 1).with_static(true)).unwrap();
-        t.insert(at(10.0, 25.0, 0.5, 2)).unwrap();
-        t.insert(at(50.0, 5.0, 0.5, 3)).unwrap();
-        let gone = t.insert(at(50.0, 28.0, 0.5, 4)).unwrap();
-        t.flush();
-        t.remove(gone).unwrap(); // leaves an idle leaf
-        t.insert(at(1.0, 1.0, 0.5, 5)).unwrap(); // pending
-        t.validate().unwrap();
+        let t = corruption::populate(
+            t,
+            &[
+                (32.0, 16.0, 2.0, 0, false), // straddles x = 32
+                (48.0, 16.0, 1.0, 6, false), // straddles x = 48
+                (5.0, 5.0, 0.5, 1, true),
+                (10.0, 25.0, 0.5, 2, false),
+                (50.0, 5.0, 0.5, 3, false),
+            ],
+            (50.0, 28.0, 0.5),
+            (1.0, 1.0, 0.5),
+        );
         assert!(!t.core.idle.is_empty() && !t.core.pending.is_empty());
         t
     }
 
     fn breaks(what: &str, corrupt: impl FnOnce(&mut Bsp2<u32>)) {
-        let mut t = tree();
-        corrupt(&mut t);
-        match t.validate() {
-            Ok(()) => panic!("validate() missed: {what}"),
-            Err(e) => assert!(e.0.contains(what), "expected {what:?}, got {e}"),
-        }
+        corruption::breaks(tree, what, corrupt);
     }
 
     /// The root's child holding objects, and a live slot filed in it.
@@ -206,20 +203,12 @@ mod tests {
             let root = t.core.root as usize;
             let slot = t.core.items_mut(root as u32)[0].slot;
             let shape = Shape::sphere(Vec2::new(20.0, 16.0), 1.0);
-            let o = t.core.store.obj_mut(slot);
-            o.shape = shape;
-            o.aabb = shape.aabb();
-            t.core.items_mut(root as u32)[0].aabb = shape.aabb();
+            corruption::reshape(&mut t.core, slot, shape);
         });
         breaks("sticks out", |t| {
             let (_, slot) = child_and_slot(t);
-            let s = t.core.store.slot(slot);
-            let (n, pos) = (s.node as usize, s.pos as usize);
             let shape = Shape::sphere(Vec2::new(60.0, 30.0), 10.0);
-            let o = t.core.store.obj_mut(slot);
-            o.shape = shape;
-            o.aabb = shape.aabb();
-            t.core.items_mut(n as u32)[pos].aabb = shape.aabb();
+            corruption::reshape(&mut t.core, slot, shape);
         });
         breaks("box out of date", |t| {
             let (_, slot) = child_and_slot(t);
@@ -285,10 +274,7 @@ mod tests {
             let half = t.core.nodes[t.core.root as usize].children[1] as usize;
             let slot = t.core.items_mut(half as u32)[0].slot;
             let shape = Shape::cuboid(Vec2::new(33.0, 16.0), Vec2::ONE);
-            let o = t.core.store.obj_mut(slot);
-            o.shape = shape;
-            o.aabb = shape.aabb();
-            t.core.items_mut(half as u32)[0].aabb = shape.aabb();
+            corruption::reshape(&mut t.core, slot, shape);
         });
         breaks("may split: false", |t| {
             let root = t.core.root as usize;

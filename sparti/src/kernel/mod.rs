@@ -17,7 +17,7 @@
 //! `lift_to_root` after a growth, `leave_world` for the out-of-bounds
 //! policies). Its nodes implement [`TreeNode`], which is all the shared queries
 //! (regions, rays, k nearest) need: they come for free, as does every
-//! method of [`SpatialIndex`](crate::SpatialIndex). The shared test suite (`tests/common`)
+//! method of [`SpatialIndex`](crate::SpatialIndex). The shared test suite (`tests/it/common`)
 //! then checks it against the brute force.
 //!
 //! # The pair search
@@ -59,6 +59,8 @@ pub(crate) use lists::{Block, Lists};
 pub(crate) use pool::{
     FIRST_LIFESPAN, Life, Lifecycle, MAX_LIFESPAN, NodeState, PoolNode, PoolParts, impl_pool_node,
 };
+#[cfg(test)]
+pub(crate) use validate::corruption;
 pub(crate) use validate::{check_octant, check_tree, ensure, tree_stats};
 
 use crate::geometry::{Aabb, Region, Shape, Vector};

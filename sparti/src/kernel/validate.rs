@@ -314,3 +314,79 @@ pub(crate) fn tree_stats<V: Vector, T, S: Family<V, T>>(s: &S) -> TreeStats {
     }
     st
 }
+
+/// What every family's corruption tests share (their own `validate.rs`
+/// breaks a tree by hand, since no public operation can, and checks that
+/// `validate()` names the break).
+#[cfg(test)]
+pub(crate) mod corruption {
+    use glam::Vec2;
+
+    use crate::geometry::{Shape, Vector};
+    use crate::kernel::Core;
+    use crate::traverse::TreeNode;
+    use crate::{Handle, ObjectDesc, SpatialIndex};
+
+    /// Fills `t` with discs `(x, y, radius, value, static)` and builds it;
+    /// then builds one more disc, `gone`, and removes it (leaving an idle
+    /// leaf), and queues one more, `pending`, value 99.
+    pub(crate) fn populate<S: SpatialIndex<Vec2, u32>>(
+        mut t: S,
+        discs: &[(f32, f32, f32, u32, bool)],
+        gone: (f32, f32, f32),
+        pending: (f32, f32, f32),
+    ) -> S {
+        let disc =
+            |(x, y, r): (f32, f32, f32), v| ObjectDesc::new(Shape::sphere(Vec2::new(x, y), r), v);
+        for &(x, y, r, v, is_static) in discs {
+            t.insert(disc((x, y, r), v).with_static(is_static)).unwrap();
+        }
+        let gone = t.insert(disc(gone, 98)).unwrap();
+        t.flush();
+        t.remove(gone).unwrap();
+        t.insert(disc(pending, 99)).unwrap();
+        t.validate().unwrap();
+        t
+    }
+
+    /// Builds a tree with `tree`, breaks it with `corrupt`, and checks
+    /// that `validate()` fails with a message containing `what`.
+    pub(crate) fn breaks<V: Vector, T, S: SpatialIndex<V, T>>(
+        tree: fn() -> S,
+        what: &str,
+        corrupt: impl FnOnce(&mut S),
+    ) {
+        let mut t = tree();
+        t.validate().unwrap();
+        corrupt(&mut t);
+        match t.validate() {
+            Ok(()) => panic!("validate() missed: {what}"),
+            Err(e) => assert!(e.0.contains(what), "expected {what:?}, got {e}"),
+        }
+    }
+
+    /// The slot of the object whose value is `v`, and the node it is in.
+    pub(crate) fn slot_and_node<V: Vector, T: PartialEq, S: SpatialIndex<V, T>>(
+        t: &S,
+        core: &Core<V, T, impl TreeNode<V>>,
+        v: &T,
+    ) -> (u32, u32) {
+        let h: Handle = t.objects().find(|(_, o)| o.value == *v).unwrap().0;
+        (h.index(), core.store.slot(h.index()).node)
+    }
+
+    /// Gives object `slot` a new shape in place, in the store and in its
+    /// node's list (the tree is not told).
+    pub(crate) fn reshape<V: Vector, T, N: TreeNode<V>>(
+        core: &mut Core<V, T, N>,
+        slot: u32,
+        shape: Shape<V>,
+    ) {
+        let s = core.store.slot(slot);
+        let (n, pos) = (s.node, s.pos as usize);
+        let o = core.store.obj_mut(slot);
+        o.shape = shape;
+        o.aabb = shape.aabb();
+        core.items_mut(n)[pos].aabb = shape.aabb();
+    }
+}

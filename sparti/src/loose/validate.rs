@@ -130,3 +130,123 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! `validate()` catches each kind of corruption of a loose tree: the
+    //! trees are broken by hand here, since no public operation can break
+    //! them.
+
+    use glam::Vec2;
+
+    use crate::kernel::{NodeState, corruption};
+    use crate::loose::LooseQuadtree;
+    use crate::{Aabb, LooseConfig, Shape};
+
+    /// A world of 60 (root cell 64, level 6; cells of 1 at level 0, pads of
+    /// half a cell): objects of levels 5, 3 and 0, one static, an idle
+    /// leaf and one pending insertion.
+    fn tree() -> LooseQuadtree<u32> {
+        let t = LooseQuadtree::with_config(LooseConfig {
+            world: Some(Aabb::new(Vec2::ZERO, Vec2::splat(60.0)).unwrap()),
+            min_node_size: 1.0,
+            ..Default::default()
+        })
+        .unwrap();
+        let t = corruption::populate(
+            t,
+            &[
+                (8.0, 8.0, 12.0, 0, false),   // level 5
+                (10.0, 50.0, 0.25, 1, false), // level 0
+                (50.0, 10.0, 0.25, 2, true),
+                (44.0, 44.0, 3.0, 3, false), // level 3, cell [40, 48)^2
+            ],
+            (50.0, 50.0, 0.25),
+            (1.0, 1.0, 0.25),
+        );
+        assert!(!t.core.idle.is_empty() && !t.core.pending.is_empty());
+        t
+    }
+
+    fn breaks(what: &str, corrupt: impl FnOnce(&mut LooseQuadtree<u32>)) {
+        corruption::breaks(tree, what, corrupt);
+    }
+
+    fn slot_and_node(t: &LooseQuadtree<u32>, v: u32) -> (u32, u32) {
+        corruption::slot_and_node(t, &t.core, &v)
+    }
+
+    fn reshape(t: &mut LooseQuadtree<u32>, slot: u32, shape: Shape<Vec2>) {
+        corruption::reshape(&mut t.core, slot, shape);
+    }
+
+    #[test]
+    fn validate_catches_each_corruption() {
+        breaks("centre outside its cell", |t| {
+            let (_, n) = slot_and_node(t, 1);
+            let cell = t.core.nodes[n as usize].cell;
+            t.core.nodes[n as usize].center = cell.max + Vec2::ONE;
+        });
+        breaks("not its cell enlarged by its pad", |t| {
+            let (_, n) = slot_and_node(t, 1);
+            t.core.nodes[n as usize].loose.max.x += 1.0;
+        });
+        breaks("is not octant", |t| {
+            // The level-5 object's node, a child of the root: its cell
+            // taller, its loose bounds made to match the new cell.
+            let (_, c) = slot_and_node(t, 0);
+            let node = &mut t.core.nodes[c as usize];
+            assert_eq!(node.level, 5);
+            node.cell.max.y += 1.0;
+            let (cell, level) = (node.cell, node.level);
+            t.core.nodes[c as usize].loose = LooseQuadtree::<u32>::loosen(&cell, t.pad(level));
+        });
+        breaks("names parent", |t| {
+            let (_, c) = slot_and_node(t, 0);
+            t.core.nodes[c as usize].parent = crate::store::NONE;
+        });
+        breaks("sticks out of its loose bounds", |t| {
+            let (slot, _) = slot_and_node(t, 1);
+            reshape(t, slot, Shape::sphere(Vec2::new(58.0, 58.0), 0.25));
+        });
+        breaks("has its centre", |t| {
+            // Just outside the cell [40, 48)^2, inside its loose bounds.
+            let (slot, n) = slot_and_node(t, 3);
+            let cell = t.core.nodes[n as usize].cell;
+            assert_eq!((cell.min, cell.max), (Vec2::splat(40.0), Vec2::splat(48.0)));
+            reshape(t, slot, Shape::sphere(Vec2::new(39.5, 44.0), 3.0));
+        });
+        breaks("of level 4 in node", |t| {
+            // Grown past its level's pad (4), still inside the loose bounds.
+            let (slot, _) = slot_and_node(t, 3);
+            reshape(t, slot, Shape::sphere(Vec2::splat(44.0), 5.0));
+        });
+        breaks("fits its child", |t| {
+            // Shrunk in place: its level is now 0, and the node has no
+            // leaf capacity to keep it.
+            let (slot, _) = slot_and_node(t, 3);
+            reshape(t, slot, Shape::sphere(Vec2::splat(44.0), 0.25));
+        });
+        breaks("box out of date", |t| {
+            let (slot, n) = slot_and_node(t, 1);
+            let pos = t.core.store.slot(slot).pos as usize;
+            t.core.items_mut(n)[pos].aabb.min.x -= 0.125;
+        });
+        breaks("static flag", |t| {
+            let (slot, n) = slot_and_node(t, 2);
+            let pos = t.core.store.slot(slot).pos as usize;
+            t.core.items_mut(n)[pos].is_static = false;
+        });
+        breaks("filed +", |t| {
+            t.core.pending.clear();
+        });
+        breaks("empty leaf", |t| {
+            let n = t.core.idle[0] as usize;
+            t.core.nodes[n].life.state = NodeState::Live;
+        });
+        breaks("outlived", |t| {
+            let n = t.core.idle[0] as usize;
+            t.core.nodes[n].life.idle_frames = 8;
+        });
+    }
+}

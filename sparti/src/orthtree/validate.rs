@@ -48,3 +48,145 @@ impl<V: Vector, T> Orthtree<V, T> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! `validate()` catches each kind of corruption of an octree or
+    //! quadtree: the trees are broken by hand here, since no public
+    //! operation can break them. (The BSP's and the loose trees' are in
+    //! their own `validate.rs`.)
+
+    use glam::Vec2;
+
+    use crate::kernel::corruption;
+    use crate::orthtree::{NodeState, Quadtree};
+    use crate::store::NONE;
+    use crate::{Aabb, OrthtreeConfig, Shape};
+
+    /// A 64 x 64 world with objects at several depths, one straddling the
+    /// root's centre, one the centre of the root's lower left child, one
+    /// static, an idle leaf and one pending insertion.
+    fn tree() -> Quadtree<u32> {
+        let t = Quadtree::with_config(OrthtreeConfig {
+            world: Some(Aabb::new(Vec2::ZERO, Vec2::splat(64.0)).unwrap()),
+            min_node_size: 1.0,
+            ..Default::default()
+        })
+        .unwrap();
+        let t = corruption::populate(
+            t,
+            &[
+                (32.0, 32.0, 2.0, 0, false), // straddles the centre
+                (5.0, 5.0, 0.5, 1, true),
+                (10.0, 50.0, 0.5, 2, false),
+                (50.0, 5.0, 0.5, 3, false),
+                (6.0, 7.0, 0.5, 4, false),
+                (16.0, 16.0, 1.0, 7, false), // straddles (16, 16)
+            ],
+            (50.0, 50.0, 0.5),
+            (1.0, 1.0, 0.5),
+        );
+        assert!(!t.core.idle.is_empty() && !t.core.pending.is_empty());
+        t
+    }
+
+    fn breaks(what: &str, corrupt: impl FnOnce(&mut Quadtree<u32>)) {
+        corruption::breaks(tree, what, corrupt);
+    }
+
+    /// A child of the root that holds objects below it, a node below it
+    /// that holds objects, and one of those objects' slots.
+    fn child_node_and_slot(t: &Quadtree<u32>) -> (u32, u32, u32) {
+        let r = &t.core.nodes[t.core.root as usize];
+        let live = |n: u32| t.core.nodes[n as usize].life.state != NodeState::Free;
+        let c = r
+            .children
+            .into_iter()
+            .find(|&c| c != NONE && live(c) && t.core.nodes[c as usize].child_count > 0)
+            .unwrap();
+        let mut n = c;
+        while t.core.nodes[n as usize].items.is_empty() {
+            n = t.core.nodes[n as usize]
+                .children
+                .into_iter()
+                .find(|&c| c != NONE)
+                .unwrap();
+        }
+        (c, n, t.core.items(n)[0].slot)
+    }
+
+    fn reshape(t: &mut Quadtree<u32>, slot: u32, shape: Shape<Vec2>) {
+        corruption::reshape(&mut t.core, slot, shape);
+    }
+
+    #[test]
+    fn validate_catches_each_corruption() {
+        breaks("centre outside its bounds", |t| {
+            let (_, n, _) = child_node_and_slot(t);
+            let b = t.core.nodes[n as usize].bounds;
+            t.core.nodes[n as usize].center = b.max + Vec2::ONE;
+        });
+        breaks("is not octant", |t| {
+            let (c, _, _) = child_node_and_slot(t);
+            t.core.nodes[c as usize].bounds.max.y += 1.0;
+        });
+        breaks("level", |t| {
+            let (c, _, _) = child_node_and_slot(t);
+            t.core.nodes[c as usize].level += 1;
+        });
+        breaks("names parent", |t| {
+            let (c, _, _) = child_node_and_slot(t);
+            t.core.nodes[c as usize].parent = NONE;
+        });
+        breaks("child count", |t| {
+            let root = t.core.root as usize;
+            t.core.nodes[root].child_count += 1;
+        });
+        breaks("sticks out of it", |t| {
+            let (_, _, slot) = child_node_and_slot(t);
+            reshape(t, slot, Shape::sphere(Vec2::new(60.0, 60.0), 1.0));
+        });
+        breaks("touches an ancestor's split plane", |t| {
+            // The object in the root's lower left child [0, 32]^2, moved
+            // within the child's closed bounds onto its face x = 32, the
+            // root's split plane.
+            let (slot, n) = corruption::slot_and_node(t, &t.core, &7);
+            let b = t.core.nodes[n as usize].bounds;
+            assert_eq!((b.min, b.max), (Vec2::ZERO, Vec2::splat(32.0)));
+            reshape(t, slot, Shape::cuboid(Vec2::new(31.0, 16.0), Vec2::ONE));
+        });
+        breaks("fits a child", |t| {
+            // Shrink the straddling object in place, into one quadrant.
+            let root = t.core.root;
+            let slot = t.core.items(root)[0].slot;
+            reshape(t, slot, Shape::sphere(Vec2::new(20.0, 20.0), 1.0));
+        });
+        breaks("box out of date", |t| {
+            let (_, n, _) = child_node_and_slot(t);
+            t.core.items_mut(n)[0].aabb.min.x -= 0.25;
+        });
+        breaks("static flag", |t| {
+            let root = t.core.root;
+            t.core.items_mut(root)[0].is_static = true;
+        });
+        breaks("points elsewhere", |t| {
+            let (_, _, slot) = child_node_and_slot(t);
+            t.core.store.slot_mut(slot).pos += 1;
+        });
+        breaks("filed +", |t| {
+            t.core.pending.clear();
+        });
+        breaks("free node", |t| {
+            let (c, _, _) = child_node_and_slot(t);
+            t.core.free_nodes.push(c);
+        });
+        breaks("empty leaf", |t| {
+            let n = t.core.idle[0] as usize;
+            t.core.nodes[n].life.state = NodeState::Live;
+        });
+        breaks("outlived", |t| {
+            let n = t.core.idle[0] as usize;
+            t.core.nodes[n].life.idle_frames = 8;
+        });
+    }
+}

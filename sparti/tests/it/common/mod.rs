@@ -442,6 +442,18 @@ fn compare_queries<V: Vector, S: SpatialIndex<V, u32>>(
     }
 }
 
+/// The pairs `t` finds, sorted, after checking that they are the brute
+/// force's (each structure has its own order).
+pub fn same_pairs<V: Vector, S: SpatialIndex<V, u32>>(t: &S, b: &BruteForce<V, u32>) -> Vec<Pair> {
+    let (mut pt, mut pb) = (Vec::new(), Vec::new());
+    t.pairs(&mut pt);
+    b.pairs(&mut pb);
+    pt.sort();
+    pb.sort();
+    assert_eq!(pt, pb);
+    pt
+}
+
 /// Runs a scene through `make()` and the brute force, frame by frame, and
 /// panics at the first difference or broken invariant. Returns the number of
 /// pairs seen over all frames (so callers can check the scene is not trivial).

@@ -1,10 +1,14 @@
 //! Behaviours specific to the BSP (S4): splits across the largest side,
 //! the minimum dimension, flat worlds, moves from the current node (L3),
-//! growth (L4), lifespans (L5), degenerate input (L6), bad settings.
+//! growth (L4), degenerate input (L6), bad settings. What every family
+//! does the same way (the lazy build, lifespans and pruning, statics, one
+//! point, the coordinate limit) is in `behaviour.rs`.
 
 use glam::{Vec2, Vec3};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
+
+use crate::common::same_pairs;
 use sparti::{
     Aabb, BruteForce, Bsp2, Bsp3, BspConfig, Error, Filter, Handle, ObjectDesc, OutOfBounds, Shape,
     SpatialIndex,
@@ -242,49 +246,6 @@ fn a_move_searches_from_the_current_node() {
 }
 
 #[test]
-fn insertions_are_queued_until_the_build_step() {
-    let mut t = Bsp3::<u32>::new();
-    let descs = (0..100)
-        .map(|i| ObjectDesc::new(ball(i as f32, 0.0, 0.0, 0.4), i))
-        .collect();
-    t.insert_many(descs).unwrap();
-    let late = t
-        .insert(ObjectDesc::new(ball(5.0, 5.0, 5.0, 1.0), 100))
-        .unwrap();
-    assert_eq!(t.stats().pending, 101);
-    assert_eq!(t.stats().nodes, 0);
-    assert_eq!(t.node_bounds_of(late).unwrap(), None);
-    t.validate().unwrap();
-    let mut out = Vec::new();
-    t.query_radius(Vec3::ZERO, 0.5, Filter::ALL, &mut out);
-    assert_eq!(out.len(), 1, "a query sees the queued objects");
-    // Queries run on `&self`: they build nothing, and test the queued
-    // objects one by one (counted).
-    assert_eq!(t.stats().pending, 101);
-    assert_eq!(t.counters().pending_tests, 101);
-    t.flush();
-    let st = t.stats();
-    assert_eq!(st.pending, 0);
-    t.reset_counters();
-    t.query_radius(Vec3::ZERO, 0.5, Filter::ALL, &mut out);
-    assert_eq!(out.len(), 1, "the same answer from the tree");
-    assert_eq!(t.counters().pending_tests, 0);
-    assert!(st.nodes > 10, "the build made a real tree: {st:?}");
-    // Without a preset world the root is the objects' bounds, thin sides
-    // widened to the minimum dimension from the smallest corner.
-    let union = t
-        .objects()
-        .map(|(_, o)| o.aabb)
-        .reduce(|a, b| a.union(&b))
-        .unwrap();
-    let root = t.root_bounds().unwrap();
-    assert_eq!(root.min, union.min);
-    assert_eq!(root.max.x, union.max.x);
-    assert!(root.contains(&union) && root.size().y < 7.0 && root.size().z < 7.0);
-    t.validate().unwrap();
-}
-
-#[test]
 fn the_root_grows_towards_an_object_one_axis_at_a_time() {
     let mut t = window(1.0, 1);
     let a = t.insert(ObjectDesc::new(disc(10.0, 10.0, 1.0), 0)).unwrap();
@@ -424,150 +385,6 @@ fn reject_and_remove_policies() {
     t.validate().unwrap();
 }
 
-/// A 64-cube world with cells of at most 32: `a` in the lower x half's
-/// lower y quarter, `b` in the upper x half (HERE); it will alternate with
-/// the lower half's upper y quarter (THERE), so the cell it leaves becomes
-/// an empty leaf. Both cells start with a lifespan of 8.
-fn lifespan_tree() -> (Bsp3<u32>, Handle) {
-    let mut t = Bsp3::<u32>::with_config(BspConfig {
-        world: Some(Aabb::new(Vec3::ZERO, Vec3::splat(64.0)).unwrap()),
-        min_dimension: 32.0,
-        ..Default::default()
-    })
-    .unwrap();
-    t.insert(ObjectDesc::new(ball(1.0, 1.0, 1.0, 0.25), 0))
-        .unwrap();
-    let d = t
-        .insert(ObjectDesc::new(ball(THERE.0, THERE.1, THERE.2, 0.25), 1))
-        .unwrap();
-    let b = t
-        .insert(ObjectDesc::new(ball(HERE.0, HERE.1, HERE.2, 0.25), 2))
-        .unwrap();
-    t.flush();
-    assert_eq!(t.stats().nodes, 5, "root, two halves, two quarters");
-    t.remove(d).unwrap();
-    for _ in 0..8 {
-        t.end_frame();
-    }
-    assert_eq!(t.stats().nodes, 4, "THERE's cell pruned");
-    t.validate().unwrap();
-    (t, b)
-}
-
-const HERE: (f32, f32, f32) = (40.0, 40.0, 40.0);
-const THERE: (f32, f32, f32) = (20.0, 40.0, 40.0);
-
-fn go(t: &mut Bsp3<u32>, b: Handle, p: (f32, f32, f32)) {
-    t.update(b, ball(p.0, p.1, p.2, 0.25)).unwrap();
-    t.validate().unwrap();
-}
-
-/// Frames an empty leaf survives: `end_frame` calls until the node count drops.
-fn frames_until_pruned(t: &mut Bsp3<u32>) -> usize {
-    let nodes = t.stats().nodes;
-    for f in 1..=200 {
-        t.end_frame();
-        t.validate().unwrap();
-        if t.stats().nodes < nodes {
-            return f;
-        }
-    }
-    panic!("never pruned");
-}
-
-#[test]
-fn an_empty_leaf_is_pruned_after_eight_frames() {
-    let (mut t, b) = lifespan_tree();
-    go(&mut t, b, THERE);
-    assert_eq!(t.stats().nodes, 5, "HERE's cell is still there");
-    assert_eq!(frames_until_pruned(&mut t), 8);
-    assert_eq!(t.stats().nodes, 4);
-}
-
-#[test]
-fn a_reused_leaf_doubles_its_lifespan_up_to_64() {
-    let (mut t, b) = lifespan_tree();
-    go(&mut t, b, THERE); // HERE's cell idle, lifespan 8
-    t.end_frame();
-    go(&mut t, b, HERE); // reused: 16; THERE's cell idle with 8
-    assert_eq!(frames_until_pruned(&mut t), 8, "THERE's cell, never reused");
-    go(&mut t, b, THERE); // HERE's cell idle with 16
-    assert_eq!(frames_until_pruned(&mut t), 16);
-    // Round trips reuse both cells: 8 doublings cap at 64.
-    for _ in 0..8 {
-        go(&mut t, b, HERE);
-        t.end_frame();
-        go(&mut t, b, THERE);
-    }
-    assert_eq!(frames_until_pruned(&mut t), 64, "HERE's cell, capped");
-}
-
-#[test]
-fn pruning_reclaims_whole_branches_and_reuses_the_pool() {
-    let mut t = Bsp3::<u32>::with_config(BspConfig {
-        world: Some(Aabb::new(Vec3::ZERO, Vec3::splat(1024.0)).unwrap()),
-        ..Default::default()
-    })
-    .unwrap();
-    let a = t
-        .insert(ObjectDesc::new(ball(1.0, 1.0, 1.0, 0.1), 0))
-        .unwrap();
-    let b = t
-        .insert(ObjectDesc::new(ball(1.0, 1.0, 2.0, 0.1), 1))
-        .unwrap();
-    t.flush();
-    assert!(t.stats().nodes > 20);
-    t.remove(a).unwrap();
-    t.remove(b).unwrap();
-    for _ in 0..64 * 40 {
-        t.end_frame();
-    }
-    t.validate().unwrap();
-    assert_eq!(t.stats().nodes, 1, "only the root is left");
-    let mem = t.stats().memory_bytes;
-    for round in 0..5 {
-        let a = t
-            .insert(ObjectDesc::new(ball(1.0, 1.0, 1.0, 0.1), round))
-            .unwrap();
-        let b = t
-            .insert(ObjectDesc::new(ball(1.0, 1.0, 2.0, 0.1), round))
-            .unwrap();
-        t.flush();
-        t.remove(a).unwrap();
-        t.remove(b).unwrap();
-        for _ in 0..64 * 40 {
-            t.end_frame();
-        }
-        t.validate().unwrap();
-    }
-    assert_eq!(t.stats().memory_bytes, mem, "the pool is reused");
-}
-
-#[test]
-fn a_million_objects_at_one_point_keep_the_depth_bounded() {
-    let mut t = Bsp3::<u32>::with_config(BspConfig {
-        world: Some(Aabb::new(Vec3::ZERO, Vec3::splat(1024.0)).unwrap()),
-        ..Default::default()
-    })
-    .unwrap();
-    let p = Vec3::new(3.3, 7.7, 1.1);
-    let descs = (0..1_000_000)
-        .map(|i| ObjectDesc::new(Shape::sphere(p, 0.0), i))
-        .collect();
-    t.insert_many(descs).unwrap();
-    t.flush();
-    let st = t.stats();
-    assert_eq!(st.objects, 1_000_000);
-    // 10 halvings per axis from 1024 to 1.
-    assert_eq!(st.max_depth, 30);
-    assert_eq!(st.nodes, 31);
-    let mut out = Vec::new();
-    t.query_radius(p, 0.0, Filter::ALL, &mut out);
-    assert_eq!(out.len(), 1_000_000);
-    t.query_radius(p + Vec3::X, 0.5, Filter::ALL, &mut out);
-    assert!(out.is_empty());
-}
-
 #[test]
 fn a_minimum_dimension_below_the_coordinates_precision_stays_bounded() {
     // Cells of 1e-30 cannot exist at x = 1e6 (f32 steps of 1/16 there):
@@ -587,42 +404,17 @@ fn a_minimum_dimension_below_the_coordinates_precision_stays_bounded() {
     t.validate().unwrap();
     assert!(t.stats().max_depth < 200, "{:?}", t.stats().max_depth);
     t.flush();
-    let (mut pt, mut pb) = (Vec::new(), Vec::new());
-    t.pairs(&mut pt);
-    b.pairs(&mut pb);
-    pt.sort();
-    pb.sort();
-    assert_eq!(pt, pb);
+    same_pairs(&t, &b);
     // Growth far away from there works too.
     let h = t.objects().next().unwrap().0;
     t.update(h, ball(-3e7, 1e9, -2.0, 0.0)).unwrap();
     t.validate().unwrap();
 }
 
+/// (The coordinate limit itself is checked for every family in
+/// `behaviour.rs`.)
 #[test]
-fn objects_at_the_coordinate_limit_work_and_beyond_it_are_refused() {
-    let mut t = Bsp3::<u32>::new();
-    let mut b = BruteForce::<Vec3, u32>::new();
-    for (i, x) in [-1e18f32, 1e18, 0.0, 0.5, 1e17].into_iter().enumerate() {
-        let d = ObjectDesc::new(ball(x, 0.0, 0.0, 1.0), i as u32);
-        t.insert(d.clone()).unwrap();
-        b.insert(d).unwrap();
-    }
-    let d = ObjectDesc::new(ball(2e18, 0.0, 0.0, 1.0), 99);
-    assert_eq!(t.insert(d), Err(Error::WorldTooLarge));
-    t.flush();
-    let (mut pt, mut pb) = (Vec::new(), Vec::new());
-    t.pairs(&mut pt);
-    b.pairs(&mut pb);
-    assert_eq!(pt, pb);
-    assert_eq!(pt.len(), 1, "0.0 and 0.5 touch");
-    t.validate().unwrap();
-    let h = t.objects().next().unwrap().0;
-    assert_eq!(
-        t.update(h, ball(-3e18, 0.0, 0.0, 1.0)),
-        Err(Error::WorldTooLarge)
-    );
-    // From a tiny world to the limit in every direction.
+fn a_tiny_world_grows_to_the_coordinate_limit_in_every_direction() {
     let mut t = Bsp2::<u32>::with_config(BspConfig {
         world: Some(rect(0.0, 0.0, 1e-6, 1e-6)),
         ..Default::default()
@@ -633,41 +425,6 @@ fn objects_at_the_coordinate_limit_work_and_beyond_it_are_refused() {
     t.update(h, disc(-1e18, 1e18, 1e16)).unwrap();
     t.validate().unwrap();
     assert!(t.root_bounds().unwrap().contains(&t.get(h).unwrap().aabb));
-}
-
-#[test]
-fn a_static_object_high_in_the_tree_meets_every_moving_object_below() {
-    let mut t = Bsp3::<u32>::with_config(BspConfig {
-        world: Some(Aabb::new(Vec3::ZERO, Vec3::new(256.0, 8.0, 256.0)).unwrap()),
-        ..Default::default()
-    })
-    .unwrap();
-    let mut b = BruteForce::<Vec3, u32>::new();
-    let floor = ObjectDesc::new(
-        Shape::cuboid(Vec3::new(128.0, 1.0, 128.0), Vec3::new(128.0, 1.0, 128.0)),
-        0,
-    )
-    .with_static(true);
-    t.insert(floor.clone()).unwrap();
-    b.insert(floor).unwrap();
-    for i in 0..20 {
-        let x = 10.0 + i as f32 * 11.0;
-        let crate_ = ObjectDesc::new(ball(x, 2.5, 7.0, 0.5), 100 + i).with_static(true);
-        let moving = ObjectDesc::new(ball(x, 2.5, 60.0, 1.0), 200 + i);
-        for d in [crate_, moving] {
-            t.insert(d.clone()).unwrap();
-            b.insert(d).unwrap();
-        }
-    }
-    t.flush();
-    let (mut pt, mut pb) = (Vec::new(), Vec::new());
-    t.pairs(&mut pt);
-    b.pairs(&mut pb);
-    pt.sort();
-    pb.sort();
-    assert_eq!(pt.len(), 20, "each moving ball touches the floor");
-    assert_eq!(pt, pb);
-    assert!(t.stats().max_depth >= 4);
 }
 
 #[test]

@@ -11,12 +11,7 @@ use std::time::{Duration, Instant};
 
 use sparti_cli::demo::render::{BULLET, DISC, IDLE, LABEL, OBSTACLE, OUTLINE};
 
-fn sparti(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sparti"))
-        .args(args)
-        .output()
-        .expect("run sparti")
-}
+use crate::util::sparti;
 
 /// A fresh directory for one test.
 fn scratch(name: &str) -> PathBuf {

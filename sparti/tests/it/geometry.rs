@@ -1957,7 +1957,7 @@ fn regression_sphere_box_depth_never_negative() {
     }
     // A point 1e-30 above the box does not touch it: the sphere tests
     // agree with the bounding boxes, which do not meet (fuzzing finding 1,
-    // `tests/fuzz_replay.rs`). It used to touch with depth 0.
+    // `fuzz_replay.rs` beside it). It used to touch with depth 0.
     let p = Shape::sphere(Vec3::new(0.0, 1e-30, 0.0), 0.0);
     assert_eq!(b.contact(&p), None);
     assert_eq!(p.contact(&b), None);

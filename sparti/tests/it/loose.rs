@@ -1,11 +1,10 @@
 //! Behaviours specific to the loose trees (S3): level computed from size,
-//! the in-place update fast path (L3), lazy build (L2), growth and policies
-//! (L4), pruning (L5), degenerate input (L6), and pairs across sibling
-//! subtrees (P1, P2).
+//! the in-place update fast path (L3), growth and policies (L4), degenerate
+//! input (L6), and pairs across sibling subtrees (P1, P2). What every
+//! family does the same way (the lazy build, lifespans and pruning,
+//! statics, one point, the coordinate limit) is in `behaviour.rs`.
 
-mod common;
-
-use common::{rng, run_scene, standard_scenes, vec_in};
+use crate::common::{rng, run_scene, same_pairs, standard_scenes, vec_in};
 use glam::{Vec2, Vec3};
 use rand::Rng;
 use sparti::{
@@ -116,62 +115,6 @@ fn an_object_on_a_split_plane_still_sinks_to_its_level() {
 }
 
 #[test]
-fn insertions_are_queued_until_the_build_step() {
-    let mut t = LooseOctree::<u32>::new();
-    let descs = (0..100)
-        .map(|i| ObjectDesc::new(ball(i as f32, 0.0, 0.0, 0.4), i))
-        .collect();
-    t.insert_many(descs).unwrap();
-    t.insert(ObjectDesc::new(ball(5.0, 5.0, 5.0, 1.0), 100))
-        .unwrap();
-    assert_eq!(t.stats().pending, 101);
-    assert_eq!(t.stats().nodes, 0);
-    assert!(t.root_bounds().is_none());
-    t.validate().unwrap();
-    let mut out = Vec::new();
-    t.query_radius(Vec3::ZERO, 0.5, Filter::ALL, &mut out);
-    assert_eq!(out.len(), 1, "a query sees the queued objects");
-    // Queries run on `&self`: they build nothing, and test the queued
-    // objects one by one (counted).
-    assert_eq!(t.stats().pending, 101);
-    assert_eq!(t.counters().pending_tests, 101);
-    t.flush();
-    let st = t.stats();
-    assert_eq!(st.pending, 0);
-    t.reset_counters();
-    t.query_radius(Vec3::ZERO, 0.5, Filter::ALL, &mut out);
-    assert_eq!(out.len(), 1, "the same answer from the tree");
-    assert_eq!(t.counters().pending_tests, 0);
-    assert!(st.nodes > 10, "the build made a real tree: {st:?}");
-    t.validate().unwrap();
-}
-
-#[test]
-fn pending_objects_can_be_moved_and_removed_before_the_build() {
-    let mut t = LooseOctree::<u32>::new();
-    let a = t
-        .insert(ObjectDesc::new(ball(0.0, 0.0, 0.0, 1.0), 0))
-        .unwrap();
-    let b = t
-        .insert(ObjectDesc::new(ball(10.0, 0.0, 0.0, 1.0), 1))
-        .unwrap();
-    let c = t
-        .insert(ObjectDesc::new(ball(20.0, 0.0, 0.0, 1.0), 2))
-        .unwrap();
-    t.update(b, ball(1.0, 0.0, 0.0, 1.0)).unwrap();
-    assert_eq!(t.remove(a).unwrap(), 0);
-    t.validate().unwrap();
-    assert_eq!(t.stats().pending, 2);
-    let mut pairs = Vec::new();
-    t.pairs(&mut pairs);
-    assert!(pairs.is_empty());
-    t.update(c, ball(2.0, 0.0, 0.0, 1.0)).unwrap();
-    t.pairs(&mut pairs);
-    assert_eq!(pairs.len(), 1);
-    assert_eq!((pairs[0].a, pairs[0].b), (b, c));
-}
-
-#[test]
 fn small_moves_inside_a_cell_are_done_in_place() {
     let mut t = tree(LooseConfig {
         world: world(0.0, 60.0),
@@ -238,46 +181,6 @@ fn a_resized_object_moves_to_the_level_of_its_new_size() {
     }
     assert_eq!(t.update_counts().in_place, 0);
     assert_eq!(t.update_counts().relocated, 6);
-}
-
-#[test]
-fn the_root_grows_to_hold_an_object_that_leaves_it() {
-    let mut t = tree(LooseConfig {
-        world: world(0.0, 15.0),
-        ..Default::default()
-    });
-    let a = t
-        .insert(ObjectDesc::new(ball(1.0, 1.0, 1.0, 0.45), 0))
-        .unwrap();
-    let b = t
-        .insert(ObjectDesc::new(ball(15.0, 15.0, 15.0, 0.45), 1))
-        .unwrap();
-    t.flush();
-    let before = t.root_bounds().unwrap();
-    assert_eq!(before.size(), Vec3::splat(16.0));
-    t.update(b, ball(-1000.0, 500.0, 3000.0, 1.9)).unwrap();
-    t.validate().unwrap();
-    let after = t.root_bounds().unwrap();
-    assert!(after.contains(&before) && after.contains(&t.get(b).unwrap().aabb));
-    assert_eq!(
-        after.size().x.log2().fract(),
-        0.0,
-        "side stays a power of two"
-    );
-    let mut out = Vec::new();
-    t.query_radius(
-        Vec3::new(-1000.0, 500.0, 3000.0),
-        0.1,
-        Filter::ALL,
-        &mut out,
-    );
-    assert_eq!(out, vec![b]);
-    t.query_radius(Vec3::ONE, 0.1, Filter::ALL, &mut out);
-    assert_eq!(out, vec![a]);
-    // Both still sink to the smallest cells.
-    let root_level = after.size().x.log2() as usize;
-    assert_eq!(t.depth_of(a).unwrap(), Some(root_level));
-    assert_eq!(t.depth_of(b).unwrap(), Some(root_level - 2));
 }
 
 #[test]
@@ -377,129 +280,6 @@ fn remove_policy_evicts_and_reports_the_object() {
     t.validate().unwrap();
 }
 
-/// A world of 60 (root 64, level 6) where objects of radius 12 live in the
-/// root's children (level 5, pad 16), and object `b` alternates between two
-/// of them, so the one it leaves becomes an empty leaf.
-fn lifespan_tree() -> (LooseOctree<u32>, Handle) {
-    let mut t = tree(LooseConfig {
-        world: world(0.0, 60.0),
-        ..Default::default()
-    });
-    t.insert(ObjectDesc::new(ball(8.0, 8.0, 8.0, 12.0), 0))
-        .unwrap();
-    let b = t
-        .insert(ObjectDesc::new(ball(HERE.0, HERE.1, HERE.2, 12.0), 1))
-        .unwrap();
-    t.flush();
-    assert_eq!(t.stats().nodes, 3, "root and two leaves");
-    (t, b)
-}
-
-const HERE: (f32, f32, f32) = (48.0, 48.0, 48.0);
-const THERE: (f32, f32, f32) = (16.0, 48.0, 48.0);
-
-fn go(t: &mut LooseOctree<u32>, b: Handle, p: (f32, f32, f32)) {
-    t.update(b, ball(p.0, p.1, p.2, 12.0)).unwrap();
-    t.validate().unwrap();
-}
-
-/// Frames an empty leaf survives: `end_frame` calls until the node count drops.
-fn frames_until_pruned(t: &mut LooseOctree<u32>) -> usize {
-    let nodes = t.stats().nodes;
-    for f in 1..=200 {
-        t.end_frame();
-        t.validate().unwrap();
-        if t.stats().nodes < nodes {
-            return f;
-        }
-    }
-    panic!("never pruned");
-}
-
-#[test]
-fn an_empty_leaf_is_pruned_after_eight_frames() {
-    let (mut t, b) = lifespan_tree();
-    go(&mut t, b, THERE);
-    assert_eq!(t.stats().nodes, 4, "the left leaf is still there");
-    assert_eq!(frames_until_pruned(&mut t), 8);
-    assert_eq!(t.stats().nodes, 3);
-}
-
-#[test]
-fn a_reused_leaf_doubles_its_lifespan_up_to_64() {
-    let (mut t, b) = lifespan_tree();
-    for _ in 0..5 {
-        go(&mut t, b, THERE);
-        for _ in 0..3 {
-            t.end_frame();
-        }
-        go(&mut t, b, HERE);
-    }
-    // THERE's leaf was reused 4 times (8 -> 128, capped at 64).
-    assert_eq!(frames_until_pruned(&mut t), 64);
-    go(&mut t, b, THERE);
-    assert_eq!(frames_until_pruned(&mut t), 64);
-}
-
-#[test]
-fn one_reuse_doubles_the_lifespan_to_sixteen() {
-    let (mut t, b) = lifespan_tree();
-    go(&mut t, b, THERE);
-    t.end_frame();
-    go(&mut t, b, HERE);
-    assert_eq!(frames_until_pruned(&mut t), 8, "THERE's leaf, never reused");
-    go(&mut t, b, THERE);
-    assert_eq!(frames_until_pruned(&mut t), 16);
-}
-
-#[test]
-fn pruning_reclaims_whole_branches_and_reuses_the_pool() {
-    let mut t = tree(LooseConfig {
-        world: world(0.0, 1000.0),
-        ..Default::default()
-    });
-    let a = t
-        .insert(ObjectDesc::new(ball(1.0, 1.0, 1.0, 0.1), 0))
-        .unwrap();
-    let b = t
-        .insert(ObjectDesc::new(ball(700.0, 1.0, 2.0, 0.1), 1))
-        .unwrap();
-    t.flush();
-    let deep = t.stats();
-    assert_eq!(deep.nodes, 21, "two chains of 10 under the root: {deep:?}");
-    t.remove(a).unwrap();
-    t.remove(b).unwrap();
-    for _ in 0..64 * 12 {
-        t.end_frame();
-        t.validate().unwrap();
-    }
-    assert_eq!(t.stats().nodes, 1, "only the root is left");
-    // The same again and again: the pool is reused. (The first rounds may
-    // give item lists to nodes that had none: reused nodes keep theirs.)
-    let mut mem = Vec::new();
-    for round in 0..12 {
-        let a = t
-            .insert(ObjectDesc::new(ball(1.0, 1.0, 1.0, 0.1), round))
-            .unwrap();
-        let b = t
-            .insert(ObjectDesc::new(ball(700.0, 1.0, 2.0, 0.1), round))
-            .unwrap();
-        t.flush();
-        t.remove(a).unwrap();
-        t.remove(b).unwrap();
-        for _ in 0..64 * 12 {
-            t.end_frame();
-        }
-        t.validate().unwrap();
-        assert_eq!(t.stats().nodes, 1);
-        mem.push(t.stats().memory_bytes);
-    }
-    assert!(
-        mem[6..].iter().all(|&m| m == mem[6]),
-        "memory settles: {mem:?}"
-    );
-}
-
 #[test]
 fn pairs_across_sibling_subtrees_are_found_once() {
     // Small objects on both sides of the root's split planes sink into
@@ -521,52 +301,11 @@ fn pairs_across_sibling_subtrees_are_found_once() {
         }
     }
     t.flush();
-    let (mut pt, mut pb) = (Vec::new(), Vec::new());
-    t.pairs(&mut pt);
-    b.pairs(&mut pb);
-    pt.sort();
-    pb.sort();
-    assert!(pb.len() >= 12, "a real test: {} pairs", pb.len());
-    assert_eq!(pt, pb);
+    let pt = same_pairs(&t, &b);
+    assert!(pt.len() >= 12, "a real test: {} pairs", pt.len());
     // The eight objects are in eight different subtrees of the root.
     let st = t.stats();
     assert_eq!(st.objects_per_node[1], 8, "{st:?}");
-}
-
-#[test]
-fn a_static_object_high_in_the_tree_meets_every_moving_object_below() {
-    let mut t = tree(LooseConfig {
-        world: world(0.0, 256.0),
-        ..Default::default()
-    });
-    let mut b = BruteForce::<Vec3, u32>::new();
-    let floor = ObjectDesc::new(
-        Shape::cuboid(Vec3::new(128.0, 1.0, 128.0), Vec3::new(128.0, 1.0, 128.0)),
-        0,
-    )
-    .with_static(true);
-    t.insert(floor.clone()).unwrap();
-    b.insert(floor).unwrap();
-    for i in 0..20 {
-        let d =
-            ObjectDesc::new(ball(10.0 + i as f32 * 11.0, 2.5, 7.0, 0.5), 100 + i).with_static(true);
-        t.insert(d.clone()).unwrap();
-        b.insert(d).unwrap();
-    }
-    for i in 0..20 {
-        let d = ObjectDesc::new(ball(10.0 + i as f32 * 11.0, 2.5, 60.0, 1.0), 200 + i);
-        t.insert(d.clone()).unwrap();
-        b.insert(d).unwrap();
-    }
-    t.flush();
-    let (mut pt, mut pb) = (Vec::new(), Vec::new());
-    t.pairs(&mut pt);
-    b.pairs(&mut pb);
-    pt.sort();
-    pb.sort();
-    assert_eq!(pt.len(), 20, "each moving ball touches the floor");
-    assert_eq!(pt, pb);
-    assert!(t.stats().max_depth >= 6);
 }
 
 #[test]
@@ -581,12 +320,7 @@ fn the_pair_search_tests_a_small_share_of_all_pairs() {
         b.insert(d).unwrap();
     }
     t.flush();
-    let (mut pt, mut pb) = (Vec::new(), Vec::new());
-    t.pairs(&mut pt);
-    b.pairs(&mut pb);
-    pt.sort();
-    pb.sort();
-    assert_eq!(pt, pb);
+    same_pairs(&t, &b);
     let c = t.counters();
     let all = 2000u64 * 1999 / 2;
     assert!(c.pair_tests > 0 && c.node_visits > 0);
@@ -595,34 +329,6 @@ fn the_pair_search_tests_a_small_share_of_all_pairs() {
         "{} pair tests, over 1% of {all}",
         c.pair_tests
     );
-}
-
-#[test]
-fn a_million_objects_at_one_point_keep_the_tree_bounded() {
-    let mut t = tree(LooseConfig {
-        world: world(0.0, 1000.0),
-        ..Default::default()
-    });
-    let p = Vec3::new(3.3, 7.7, 1.1);
-    let descs = (0..1_000_000)
-        .map(|i| ObjectDesc::new(Shape::sphere(p, 0.0), i))
-        .collect();
-    t.insert_many(descs).unwrap();
-    t.flush();
-    let st = t.stats();
-    assert_eq!(st.objects, 1_000_000);
-    assert_eq!(st.max_depth, 10, "root 1024, smallest cells 1");
-    assert_eq!(st.nodes, 11, "one chain");
-    let mut out = Vec::new();
-    t.query_radius(p, 0.0, Filter::ALL, &mut out);
-    assert_eq!(out.len(), 1_000_000);
-    t.query_radius(p + Vec3::X, 0.5, Filter::ALL, &mut out);
-    assert!(out.is_empty());
-    let mut near = Vec::new();
-    t.nearest_k(p + Vec3::X, 3, Filter::ALL, &mut near);
-    assert_eq!(near.len(), 3);
-    assert!(near.iter().all(|n| (n.distance - 1.0).abs() < 1e-6));
-    assert_eq!(near[0].handle.index(), 0, "ties go to the smaller handle");
 }
 
 #[test]
@@ -636,57 +342,6 @@ fn many_objects_at_one_point_all_pair_up() {
     t.for_each_pair(|_, _, _, _| n += 1);
     assert_eq!(n, 1000 * 999 / 2);
     t.validate().unwrap();
-}
-
-#[test]
-fn objects_at_the_coordinate_limit_work_and_beyond_it_are_refused() {
-    for m in [1.0f32, 1e-3] {
-        let mut t = tree(LooseConfig {
-            min_node_size: m,
-            ..Default::default()
-        });
-        let mut b = BruteForce::<Vec3, u32>::new();
-        for (i, x) in [-1e18f32, 1e18, 0.0, 0.5, 1e17, 1e18]
-            .into_iter()
-            .enumerate()
-        {
-            let d = ObjectDesc::new(ball(x, 0.0, 0.0, 1.0), i as u32);
-            t.insert(d.clone()).unwrap();
-            b.insert(d).unwrap();
-        }
-        let d = ObjectDesc::new(ball(2e18, 0.0, 0.0, 1.0), 99);
-        assert_eq!(t.insert(d), Err(Error::WorldTooLarge));
-        let (mut pt, mut pb) = (Vec::new(), Vec::new());
-        t.pairs(&mut pt);
-        b.pairs(&mut pb);
-        assert_eq!(pt, pb);
-        assert_eq!(pt.len(), 2, "0.0 and 0.5 touch, the two at 1e18 too");
-        t.validate().unwrap();
-        let h = t.objects().next().unwrap().0;
-        assert_eq!(
-            t.update(h, ball(-3e18, 0.0, 0.0, 1.0)),
-            Err(Error::WorldTooLarge)
-        );
-        // Move objects around the extremes: still consistent.
-        let hs: Vec<Handle> = t.objects().map(|(h, _)| h).collect();
-        for (i, &h) in hs.iter().enumerate() {
-            let x = [1e18f32, -1e18, 3.0, 1e-30, -5e17, 0.25][i];
-            let s = ball(x, 1e18 * (i % 2) as f32, 0.0, [0.0, 1e15, 2.0][i % 3]);
-            t.update(h, s).unwrap();
-            b.update(h, s).unwrap(); // same insertions, same handles
-            t.validate().unwrap();
-        }
-        t.pairs(&mut pt);
-        b.pairs(&mut pb);
-        pt.sort();
-        pb.sort();
-        assert_eq!(pt, pb);
-        let (mut out, mut outb) = (Vec::new(), Vec::new());
-        t.query_radius(Vec3::new(1e18, 0.0, 0.0), 1e15, Filter::ALL, &mut out);
-        b.query_radius(Vec3::new(1e18, 0.0, 0.0), 1e15, Filter::ALL, &mut outb);
-        assert_eq!(out.len(), 1);
-        assert_eq!(out, outb);
-    }
 }
 
 #[test]
@@ -705,12 +360,7 @@ fn huge_and_zero_size_objects_mix() {
         b.insert(ObjectDesc::new(s, i as u32)).unwrap();
     }
     t.flush();
-    let (mut pt, mut pb) = (Vec::new(), Vec::new());
-    t.pairs(&mut pt);
-    b.pairs(&mut pb);
-    pt.sort();
-    pb.sort();
-    assert_eq!(pt, pb);
+    let pt = same_pairs(&t, &b);
     assert_eq!(
         pt.len(),
         5,
@@ -892,7 +542,7 @@ fn bad_configurations_are_refused() {
 /// most of the world), and tiny cells (deep chains).
 #[test]
 fn extreme_settings_match_brute_force() {
-    fn scenes<V: Vector>(names: &[&str]) -> Vec<common::Scene<V>> {
+    fn scenes<V: Vector>(names: &[&str]) -> Vec<crate::common::Scene<V>> {
         standard_scenes::<V>(60.0)
             .into_iter()
             .filter(|s| names.contains(&s.name))

@@ -4,34 +4,12 @@
 //! `FILE:LINE:` message, with nothing on stdout. Tiny sizes (`--sizes`)
 //! keep the debug build's run short.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use crate::util::{root, sparti, temp_dir, text};
 
 fn scene(name: &str) -> String {
     root().join("scenes").join(name).display().to_string()
-}
-
-fn sparti(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sparti"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8(b.to_vec()).expect("UTF-8 output")
-}
-
-/// A fresh empty directory under the target directory.
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// The checks of a plot: an SVG document with one polyline per structure.

@@ -1,9 +1,7 @@
 //! Every structure against the brute force on the standard scenes (2D and
 //! 3D), and the brute force against a direct computation.
 
-mod common;
-
-use common::{Scene, run_scene, standard_scenes};
+use crate::common::{Scene, run_scene, standard_scenes};
 use glam::{Vec2, Vec3};
 use sparti::{Aabb, BruteForce, Octree, OrthtreeConfig, OutOfBounds, Quadtree, Vector};
 
@@ -83,7 +81,7 @@ mod grid_scenes {
         MAX_COORDINATE, Object, ObjectDesc, Octree, Quadtree, Shape, SpatialIndex, Vector,
     };
 
-    use super::common::{Rng64, rng};
+    use crate::common::{Rng64, rng};
 
     /// One object as the scene sees it.
     #[derive(Clone, Copy, Debug)]
@@ -1067,7 +1065,7 @@ fn grid_mixed_sizes_2d() {
 }
 
 /// An object of the flat world: 1e4 x 1e4 x 1.
-fn flat_body(r: &mut common::Rng64) -> Body<Vec3> {
+fn flat_body(r: &mut crate::common::Rng64) -> Body<Vec3> {
     let c = Vec3::new(
         r.random_range(0.0..1e4),
         r.random_range(0.0..1e4),
@@ -1094,7 +1092,7 @@ fn flat_body(r: &mut common::Rng64) -> Body<Vec3> {
 
 #[test]
 fn grid_flat_world_3d() {
-    let mut r = common::rng(11);
+    let mut r = crate::common::rng(11);
     let bodies: Vec<_> = (0..2000).map(|_| flat_body(&mut r)).collect();
     let script = grid_scenes::moving(
         "flat world 1e4 x 1e4 x 1".into(),
@@ -1146,7 +1144,7 @@ fn grid_huge_coordinates_2d() {
 /// `n` objects of size 0.4 to 1 in a cluster `side` wide, and, if asked,
 /// outliers 1e7 away (two of them overlapping).
 fn cluster<V: Vector>(seed: u64, n: usize, side: f32, outliers: bool) -> Vec<Body<V>> {
-    let mut r = common::rng(seed);
+    let mut r = crate::common::rng(seed);
     let mut bodies: Vec<Body<V>> = (0..n)
         .map(|_| {
             let c: V = random_in(&mut r, 0.0, side);
@@ -1240,13 +1238,13 @@ fn outliers_for_a_while<V: Vector>(
     if let Some(x) = to {
         for (k, (id, b)) in live.iter_mut().take(3).enumerate() {
             let c = V::splat(x).with(0, x + k as f32);
-            b.shape = blob(&mut common::rng(u64::from(*id)), c, 1.0);
+            b.shape = blob(&mut crate::common::rng(u64::from(*id)), c, 1.0);
             ops.push(Op::Update(*id, b.shape));
         }
     }
 }
 
-fn moving_body<V: Vector>(r: &mut common::Rng64, world: f32) -> Body<V> {
+fn moving_body<V: Vector>(r: &mut crate::common::Rng64, world: f32) -> Body<V> {
     let c: V = random_in(r, 0.0, world);
     let size = r.random_range(0.3..1.5);
     Body::new(blob(r, c, size))
@@ -1254,7 +1252,7 @@ fn moving_body<V: Vector>(r: &mut common::Rng64, world: f32) -> Body<V> {
 
 #[test]
 fn grid_moving_objects_3d() {
-    let mut r = common::rng(19);
+    let mut r = crate::common::rng(19);
     let bodies = (0..1200)
         .map(|_| moving_body::<Vec3>(&mut r, 25.0))
         .collect();
@@ -1279,7 +1277,7 @@ fn grid_moving_objects_3d() {
 
 #[test]
 fn grid_moving_objects_2d() {
-    let mut r = common::rng(21);
+    let mut r = crate::common::rng(21);
     let bodies = (0..1200)
         .map(|_| moving_body::<Vec2>(&mut r, 60.0))
         .collect();
@@ -1303,7 +1301,7 @@ fn grid_moving_objects_2d() {
 }
 
 /// A body with random layers and mask, static with probability `statics`.
-fn layered_body<V: Vector>(r: &mut common::Rng64, world: f32, statics: f64) -> Body<V> {
+fn layered_body<V: Vector>(r: &mut crate::common::Rng64, world: f32, statics: f64) -> Body<V> {
     let mut b = moving_body(r, world);
     b.is_static = r.random_bool(statics);
     b.layer = 1 << r.random_range(0..6);
@@ -1326,7 +1324,7 @@ fn layer_matrix() -> LayerMatrix {
 }
 
 fn static_and_layers<V: Vector>(seed: u64, world: f32) -> Vec<Script<V>> {
-    let mut r = common::rng(seed);
+    let mut r = crate::common::rng(seed);
     let bodies = (0..1500)
         .map(|_| layered_body::<V>(&mut r, world, 0.3))
         .collect();
@@ -1447,7 +1445,7 @@ fn grid_par_pairs_same_order_as_pairs_on_two_levels() {
 /// axis) with many coincident; all objects at one point (few enough for
 /// the grid); a world 1e-37 wide of objects with subnormal sizes.
 fn degenerate_scenes<V: Vector>(seed: u64) -> Vec<Script<V>> {
-    let mut r = common::rng(seed);
+    let mut r = crate::common::rng(seed);
     let flat: Vec<Body<V>> = (0..1500)
         .map(|i| {
             let mut c = V::ZERO;

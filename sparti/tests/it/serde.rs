@@ -4,8 +4,6 @@
 //! round-trip too.
 #![cfg(feature = "serde")]
 
-mod common;
-
 use glam::{Vec2, Vec3};
 use sparti::{
     Aabb, Bsp2, BspConfig, Filter, LayerMatrix, LooseConfig, LooseOctree, ObjectDesc, Octree,
@@ -22,10 +20,10 @@ fn value_pairs<S: SpatialIndex<V, u32>, V: sparti::Vector>(s: &S) -> Vec<(u32, u
 
 #[test]
 fn a_saved_index_loads_into_any_structure_with_the_same_objects_and_pairs() {
-    let mut r = common::rng(7);
+    let mut r = crate::common::rng(7);
     let mut tree = Quadtree::<u32>::new();
     for i in 0..500u32 {
-        let p: Vec2 = common::vec_in(&mut r, Vec2::ZERO, Vec2::splat(60.0));
+        let p: Vec2 = crate::common::vec_in(&mut r, Vec2::ZERO, Vec2::splat(60.0));
         let shape = if i % 3 == 0 {
             Shape::rect(p, Vec2::new(1.0, 0.5))
         } else {

@@ -1,9 +1,7 @@
 //! The loose octree and loose quadtree against the brute force on the
 //! standard scenes (2D and 3D), with several settings.
 
-mod common;
-
-use common::{Scene, run_scene, standard_scenes};
+use crate::common::{Scene, run_scene, standard_scenes};
 use glam::{Vec2, Vec3};
 use sparti::{Aabb, LooseConfig, LooseOctree, LooseQuadtree, OutOfBounds, SpatialIndex, Vector};
 

@@ -2,14 +2,12 @@
 //! standard scenes with many more seeds and three world sizes.
 //!
 //! ```text
-//! SEEDS=60 cargo test --release -p sparti --test stress -- --ignored --nocapture
+//! SEEDS=60 cargo test --release -p sparti --test it stress:: -- --ignored --nocapture
 //! ```
 //!
 //! (60 seeds: 14,040 scene runs, about 4 minutes on 2 cores.)
 
-mod common;
-
-use common::{Scene, run_scene, standard_scenes};
+use crate::common::{Scene, run_scene, standard_scenes};
 use glam::{Vec2, Vec3};
 use sparti::{Bsp2, Bsp3, LooseOctree, LooseQuadtree, Octree, Quadtree, Vector};
 

@@ -4,7 +4,7 @@
 //! six structures beside the brute force (see `fuzz/README.md`). Plus the
 //! findings, each as a readable test.
 
-#[path = "../../fuzz/src/ops.rs"]
+#[path = "../../../fuzz/src/ops.rs"]
 mod ops;
 
 use std::path::Path;

@@ -4,13 +4,13 @@
 //! kind of bad input, which must give exit code 2, a `FILE:LINE:` message
 //! and nothing on stdout.
 //!
-//! `SPARTI_BLESS=1 cargo test -p sparti-cli --test cli` rewrites the
+//! `SPARTI_BLESS=1 cargo test -p sparti-cli --test it cli::` rewrites the
 //! expected files from the checker.
 
-mod checker;
+use crate::checker;
+use crate::util::{root, sparti, text};
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 /// The structures this build must provide, per dimension.
 const INDEXES_2D: &[&str] = &["brute", "quadtree", "loose-quadtree", "bsp"];
@@ -19,23 +19,8 @@ const INDEXES_3D: &[&str] = &["brute", "octree", "loose-octree", "bsp"];
 /// The shipped scenes: (name, indexes, frame for a `--frame` run).
 const SCENES: &[(&str, &[&str], i64)] = &[("discs2d", INDEXES_2D, 1), ("bullets3d", INDEXES_3D, 2)];
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 fn scene_path(name: &str, ext: &str) -> PathBuf {
     root().join("scenes").join(format!("{name}.{ext}"))
-}
-
-fn sparti(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sparti"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8(b.to_vec()).expect("UTF-8 output")
 }
 
 /// Runs a command that must succeed and returns its stdout.

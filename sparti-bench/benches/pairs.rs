@@ -10,8 +10,8 @@
 //! direction, fixed seed.
 //!
 //! ```text
-//! cargo bench -p sparti --bench pairs                 # everything (~4 min)
-//! cargo bench -p sparti --bench pairs -- pairs3d/bsp  # a filter
+//! cargo bench -p sparti-bench --bench pairs                 # everything (~4 min)
+//! cargo bench -p sparti-bench --bench pairs -- pairs3d/bsp  # a filter
 //! ```
 
 use std::hint::black_box;
@@ -20,109 +20,48 @@ use std::time::Duration;
 use criterion::{
     BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
-use glam::{Vec2, Vec3};
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64;
+use sparti::glam::{Vec2, Vec3};
 use sparti::{
-    Aabb, BruteForce, Bsp, BspConfig, Handle, LooseConfig, LooseOrthtree, ObjectDesc, Orthtree,
+    BruteForce, Bsp, BspConfig, Handle, LooseConfig, LooseOrthtree, ObjectDesc, Orthtree,
     OrthtreeConfig, Pair, Shape, SpatialIndex, Vector,
 };
 
-const SEED: u64 = 0x5EED;
-const RADIUS: (f32, f32) = (0.5, 1.5);
-const MAX_SPEED: f32 = 0.1;
 /// Frames run before measuring, so the tree has settled into its moving
 /// shape (objects re-filed, idle leaves created).
 const WARM_UP_FRAMES: usize = 10;
 
-/// The moving objects.
-struct Scene<V: Vector> {
-    pos: Vec<V>,
-    vel: Vec<V>,
-    radius: Vec<f32>,
-    side: f32,
+/// The moving objects: the scene `sparti-bench` itself runs (same seed,
+/// same generator). The bench uses its moving objects only.
+#[allow(dead_code)]
+#[path = "../src/scene.rs"]
+mod scene;
+use scene::Scene;
+
+fn shape<V: Vector>(scene: &Scene<V>, i: usize) -> Shape<V> {
+    Shape::sphere(scene.pos[i], scene.radius[i])
 }
 
-impl<V: Vector> Scene<V> {
-    fn new(n: usize) -> Self {
-        let mut rng = Pcg64::seed_from_u64(SEED);
-        let side = if V::DIM == 3 {
-            (n as f32 * 4.0 / 3.0 * std::f32::consts::PI * 9.0 / 2.0).cbrt()
-        } else {
-            (n as f32 * std::f32::consts::PI * (4.0 + 1.0 / 6.0) / 2.0).sqrt()
-        };
-        let mut s = Scene {
-            pos: Vec::with_capacity(n),
-            vel: Vec::with_capacity(n),
-            radius: Vec::with_capacity(n),
-            side,
-        };
-        for _ in 0..n {
-            s.radius.push(rng.random_range(RADIUS.0..=RADIUS.1));
-            let mut p = V::ZERO;
-            for i in 0..V::DIM {
-                p = p.with(i, rng.random_range(0.0..side));
-            }
-            s.pos.push(p);
-            // A uniform direction: rejection sampling in the unit ball.
-            let dir = loop {
-                let mut d = V::ZERO;
-                for i in 0..V::DIM {
-                    d = d.with(i, rng.random_range(-1.0..=1.0));
-                }
-                let l = d.length_squared();
-                if l > 1e-4 && l <= 1.0 {
-                    break d / l.sqrt();
-                }
-            };
-            s.vel.push(dir * rng.random_range(0.0..=MAX_SPEED));
-        }
-        s
-    }
+fn insert<V: Vector, S: SpatialIndex<V, ()>>(scene: &Scene<V>, index: &mut S) -> Vec<Handle> {
+    let descs = (0..scene.len())
+        .map(|i| ObjectDesc::new(shape(scene, i), ()))
+        .collect();
+    let handles = index.insert_many(descs).expect("valid spheres");
+    index.flush();
+    handles
+}
 
-    /// The region every object's box stays in: the cube plus the largest
-    /// radius.
-    fn world(&self) -> Aabb<V> {
-        Aabb::new(
-            V::splat(-RADIUS.1 - 0.01),
-            V::splat(self.side + RADIUS.1 + 0.01),
-        )
-        .expect("finite")
+/// Moves every object (centres bounce off the walls) and updates its
+/// bounds.
+fn step<V: Vector, S: SpatialIndex<V, ()>>(
+    scene: &mut Scene<V>,
+    index: &mut S,
+    handles: &[Handle],
+) {
+    scene.step();
+    for (i, &h) in handles.iter().enumerate() {
+        index.update(h, shape(scene, i)).expect("inside the world");
     }
-
-    fn shape(&self, i: usize) -> Shape<V> {
-        Shape::sphere(self.pos[i], self.radius[i])
-    }
-
-    fn insert<S: SpatialIndex<V, ()>>(&self, index: &mut S) -> Vec<Handle> {
-        let descs = (0..self.pos.len())
-            .map(|i| ObjectDesc::new(self.shape(i), ()))
-            .collect();
-        let handles = index.insert_many(descs).expect("valid spheres");
-        index.flush();
-        handles
-    }
-
-    /// Moves every object (centres bounce off the walls) and updates its
-    /// bounds.
-    fn step<S: SpatialIndex<V, ()>>(&mut self, index: &mut S, handles: &[Handle]) {
-        for (i, &h) in handles.iter().enumerate() {
-            let mut p = self.pos[i] + self.vel[i];
-            for axis in 0..V::DIM {
-                let (x, v) = (p.get(axis), self.vel[i].get(axis));
-                if x < 0.0 {
-                    p = p.with(axis, -x);
-                    self.vel[i] = self.vel[i].with(axis, -v);
-                } else if x > self.side {
-                    p = p.with(axis, 2.0 * self.side - x);
-                    self.vel[i] = self.vel[i].with(axis, -v);
-                }
-            }
-            self.pos[i] = p;
-            index.update(h, self.shape(i)).expect("inside the world");
-        }
-        index.end_frame();
-    }
+    index.end_frame();
 }
 
 /// How long to measure one benchmark, and how: frames of over ~100 ms use
@@ -155,7 +94,7 @@ impl<V: Vector, S: SpatialIndex<V, ()>> Bench<V, S> {
     fn new(name: &str, n: usize, make: impl FnOnce(&Scene<V>) -> S) -> Self {
         let scene = Scene::new(n);
         let mut index = make(&scene);
-        let handles = scene.insert(&mut index);
+        let handles = insert(&scene, &mut index);
         let mut b = Bench {
             scene,
             index,
@@ -184,7 +123,7 @@ impl<V: Vector, S: SpatialIndex<V, ()>> Bench<V, S> {
 
     /// One frame: move and update everything, then find the pairs.
     fn frame(&mut self) -> usize {
-        self.scene.step(&mut self.index, &self.handles);
+        step(&mut self.scene, &mut self.index, &self.handles);
         self.index.pairs(&mut self.pairs);
         self.pairs.len()
     }

@@ -4,7 +4,7 @@
 //! and what parses is replayed through the brute force, a tree and a BSP,
 //! which must agree (see `fuzz/README.md`).
 
-#[path = "../../fuzz/src/parsers.rs"]
+#[path = "../../../fuzz/src/parsers.rs"]
 mod parsers;
 
 use std::path::Path;

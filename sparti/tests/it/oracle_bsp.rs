@@ -3,9 +3,7 @@
 //! preset worlds (flat 2.5D ones included) and every out-of-bounds policy
 //! that keeps the scenes' objects.
 
-mod common;
-
-use common::{Layout, Scene, run_scene, standard_scenes};
+use crate::common::{Layout, Scene, run_scene, standard_scenes};
 use glam::{Vec2, Vec3};
 use sparti::{Aabb, Bsp2, Bsp3, BspConfig, OutOfBounds, SpatialIndex, Vector};
 

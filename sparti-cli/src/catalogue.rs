@@ -1,0 +1,275 @@
+//! The structures the tool knows, in one place: their names on the
+//! command line, their Rust types, their settings ([`Config`]), the Rust
+//! code that builds them (for `tune`'s recommendation), and building one
+//! from its settings for any work ([`Config::build`] with an
+//! [`IndexJob`]). The `pairs` and `query` commands, `bench`, `tune` and
+//! the measurements all build their structures here; a new structure is
+//! one more variant of [`Structure`] and [`Config`].
+
+use sparti::{
+    Aabb, BruteForce, Bsp, BspConfig, LooseConfig, LooseOrthtree, Orthtree, OrthtreeConfig,
+    SpatialIndex, Vector,
+};
+
+/// Work to do with a structure of any type: [`Config::build`] builds the
+/// structure and hands it to [`IndexJob::run`].
+pub trait IndexJob<V: Vector, T> {
+    /// What the work gives.
+    type Output;
+    /// Does the work with `index`.
+    fn run<S: SpatialIndex<V, T>>(self, index: S) -> Self::Output;
+}
+
+/// The structures, independent of their settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Structure {
+    /// [`BruteForce`]: every object against every other.
+    Brute,
+    /// [`Orthtree`]: the octree (3D) or quadtree (2D).
+    Orthtree,
+    /// [`LooseOrthtree`]: the loose octree or loose quadtree.
+    Loose,
+    /// [`Bsp`]: the axis-aligned BSP tree.
+    Bsp,
+}
+
+impl Structure {
+    /// Every structure, brute force first.
+    pub const ALL: [Structure; 4] = [
+        Structure::Brute,
+        Structure::Orthtree,
+        Structure::Loose,
+        Structure::Bsp,
+    ];
+
+    /// The command-line name in dimension `dim` (2 or 3), as `--index`.
+    pub fn name(self, dim: usize) -> &'static str {
+        match (self, dim) {
+            (Structure::Brute, _) => "brute",
+            (Structure::Orthtree, 2) => "quadtree",
+            (Structure::Orthtree, _) => "octree",
+            (Structure::Loose, 2) => "loose-quadtree",
+            (Structure::Loose, _) => "loose-octree",
+            (Structure::Bsp, _) => "bsp",
+        }
+    }
+
+    /// The Rust type in dimension `dim`.
+    pub fn type_name(self, dim: usize) -> &'static str {
+        match (self, dim) {
+            (Structure::Brute, _) => "BruteForce",
+            (Structure::Orthtree, 2) => "Quadtree",
+            (Structure::Orthtree, _) => "Octree",
+            (Structure::Loose, 2) => "LooseQuadtree",
+            (Structure::Loose, _) => "LooseOctree",
+            (Structure::Bsp, 2) => "Bsp2",
+            (Structure::Bsp, _) => "Bsp3",
+        }
+    }
+}
+
+/// A structure with its settings (the world region aside).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Config {
+    /// The brute force (no settings).
+    Brute,
+    /// An octree or quadtree ([`OrthtreeConfig`]).
+    Orthtree {
+        /// Nodes at most this large do not split.
+        min_node_size: f32,
+    },
+    /// A loose octree or quadtree ([`LooseConfig`]).
+    Loose {
+        /// The side of the smallest cells.
+        min_node_size: f32,
+        /// Loose bounds over cell size.
+        looseness: f32,
+        /// Objects a leaf holds before it splits (0: classic loose tree).
+        leaf_capacity: usize,
+    },
+    /// A BSP tree ([`BspConfig`]).
+    Bsp {
+        /// Nodes split only while their largest side exceeds this.
+        min_dimension: f32,
+        /// Objects a leaf keeps before it splits (0: sink as deep as fits).
+        leaf_capacity: u32,
+    },
+}
+
+impl Config {
+    /// The library's default settings of a structure.
+    pub fn default_of(s: Structure) -> Config {
+        match s {
+            Structure::Brute => Config::Brute,
+            Structure::Orthtree => {
+                let d = OrthtreeConfig::<sparti::glam::Vec3>::default();
+                Config::Orthtree {
+                    min_node_size: d.min_node_size,
+                }
+            }
+            Structure::Loose => {
+                let d = LooseConfig::<sparti::glam::Vec3>::default();
+                Config::Loose {
+                    min_node_size: d.min_node_size,
+                    looseness: d.looseness,
+                    leaf_capacity: d.leaf_capacity,
+                }
+            }
+            Structure::Bsp => {
+                let d = BspConfig::<sparti::glam::Vec3>::default();
+                Config::Bsp {
+                    min_dimension: d.min_dimension,
+                    leaf_capacity: d.leaf_capacity,
+                }
+            }
+        }
+    }
+
+    /// The structure.
+    pub fn structure(&self) -> Structure {
+        match self {
+            Config::Brute => Structure::Brute,
+            Config::Orthtree { .. } => Structure::Orthtree,
+            Config::Loose { .. } => Structure::Loose,
+            Config::Bsp { .. } => Structure::Bsp,
+        }
+    }
+
+    /// The settings as `name value` pairs, e.g. `min_node_size 2, looseness 1.5`
+    /// (`-` for the brute force).
+    pub fn params(&self) -> String {
+        // 0: the library chooses it at the first build.
+        let size = |m: f32| {
+            if m == 0.0 {
+                "automatic".to_string()
+            } else {
+                m.to_string()
+            }
+        };
+        match *self {
+            Config::Brute => "-".to_string(),
+            Config::Orthtree { min_node_size } => format!("min_node_size {}", size(min_node_size)),
+            Config::Loose {
+                min_node_size,
+                looseness,
+                leaf_capacity,
+            } => format!(
+                "min_node_size {}, looseness {looseness}, leaf_capacity {leaf_capacity}",
+                size(min_node_size)
+            ),
+            Config::Bsp {
+                min_dimension,
+                leaf_capacity,
+            } => format!("min_dimension {min_dimension}, leaf_capacity {leaf_capacity}"),
+        }
+    }
+
+    /// The Rust expression that builds this structure in dimension `dim`
+    /// (settings equal to the defaults left out), ready to paste: a value
+    /// of the structure's type, not a `Result`.
+    pub fn code(&self, dim: usize) -> String {
+        let ty = self.structure().type_name(dim);
+        let d = Config::default_of(self.structure());
+        let fields: Vec<String> = match (*self, d) {
+            (Config::Brute, _) => return format!("{ty}::new()"),
+            (Config::Orthtree { min_node_size: m }, Config::Orthtree { min_node_size: dm }) => {
+                [(m != dm).then(|| format!("min_node_size: {m:?}"))]
+                    .into_iter()
+                    .flatten()
+                    .collect()
+            }
+            (
+                Config::Loose {
+                    min_node_size: m,
+                    looseness: l,
+                    leaf_capacity: c,
+                },
+                Config::Loose {
+                    min_node_size: dm,
+                    looseness: dl,
+                    leaf_capacity: dc,
+                },
+            ) => [
+                (m != dm).then(|| format!("min_node_size: {m:?}")),
+                (l != dl).then(|| format!("looseness: {l:?}")),
+                (c != dc).then(|| format!("leaf_capacity: {c}")),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+            (
+                Config::Bsp {
+                    min_dimension: m,
+                    leaf_capacity: c,
+                },
+                Config::Bsp {
+                    min_dimension: dm,
+                    leaf_capacity: dc,
+                },
+            ) => [
+                (m != dm).then(|| format!("min_dimension: {m:?}")),
+                (c != dc).then(|| format!("leaf_capacity: {c}")),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+            _ => Vec::new(),
+        };
+        if fields.is_empty() {
+            return format!("{ty}::new()");
+        }
+        let cfg = match self.structure() {
+            Structure::Orthtree => "OrthtreeConfig",
+            Structure::Loose => "LooseConfig",
+            _ => "BspConfig",
+        };
+        format!(
+            "{ty}::with_config({cfg} {{ {}, ..Default::default() }}).expect(\"valid settings\")",
+            fields.join(", ")
+        )
+    }
+}
+
+impl Config {
+    /// Builds the structure these settings describe, its root enclosing
+    /// `world` if given, and hands it to `job`.
+    ///
+    /// # Errors
+    /// The library refuses the settings.
+    pub fn build<V: Vector, T, J: IndexJob<V, T>>(
+        self,
+        world: Option<Aabb<V>>,
+        job: J,
+    ) -> Result<J::Output, sparti::Error> {
+        Ok(match self {
+            Config::Brute => job.run(BruteForce::<V, T>::new()),
+            Config::Orthtree { min_node_size } => {
+                job.run(Orthtree::<V, T>::with_config(OrthtreeConfig {
+                    world,
+                    min_node_size,
+                    ..Default::default()
+                })?)
+            }
+            Config::Loose {
+                min_node_size,
+                looseness,
+                leaf_capacity,
+            } => job.run(LooseOrthtree::<V, T>::with_config(LooseConfig {
+                world,
+                min_node_size,
+                looseness,
+                leaf_capacity,
+                ..Default::default()
+            })?),
+            Config::Bsp {
+                min_dimension,
+                leaf_capacity,
+            } => job.run(Bsp::<V, T>::with_config(BspConfig {
+                world,
+                min_dimension,
+                leaf_capacity,
+                ..Default::default()
+            })?),
+        })
+    }
+}

@@ -1,0 +1,29 @@
+//! sparti's integration tests, in one test binary (one link instead of one
+//! per file: a first `cargo test` compiles and links the shared suite once).
+//! Each module is one subject; run one with its name as a filter, for
+//! example `cargo test -p sparti --test it oracle::`.
+//!
+//! The soak test is the one kept apart (`tests/soak.rs`): it checks the
+//! whole process's resident memory, which other tests running beside it in
+//! the same process would disturb.
+
+mod common;
+
+mod bad_input;
+mod batch;
+mod behaviour;
+mod bsp;
+mod bulk_build;
+mod determinism;
+mod fuzz_replay;
+mod geometry;
+mod loose;
+mod memory;
+mod octree;
+mod oracle;
+mod oracle_bsp;
+mod oracle_loose;
+mod parallel_pairs;
+mod serde;
+mod shared_queries;
+mod stress;
