@@ -25,20 +25,18 @@ use sparti::{
     BruteForce, Bsp, BspConfig, Handle, LooseConfig, LooseOrthtree, ObjectDesc, Orthtree,
     OrthtreeConfig, Pair, Shape, SpatialIndex, Vector,
 };
+use sparti_scenes::{Moving, Scenario};
 
 /// Frames run before measuring, so the tree has settled into its moving
 /// shape (objects re-filed, idle leaves created).
 const WARM_UP_FRAMES: usize = 10;
 
-/// The moving objects: the scene `sparti-bench` itself runs (same seed,
-/// same generator). The bench uses its moving objects only.
-#[allow(dead_code)]
-#[path = "../src/scene.rs"]
-mod scene;
-use scene::Scene;
+/// The moving objects: the scene `sparti-bench` itself runs, the scene
+/// kit's uniform scenario (same seed, same generator).
+type Scene<V> = Moving<V>;
 
 fn shape<V: Vector>(scene: &Scene<V>, i: usize) -> Shape<V> {
-    Shape::sphere(scene.pos[i], scene.radius[i])
+    scene.shape(i)
 }
 
 fn insert<V: Vector, S: SpatialIndex<V, ()>>(scene: &Scene<V>, index: &mut S) -> Vec<Handle> {
@@ -92,7 +90,7 @@ struct Bench<V: Vector, S> {
 
 impl<V: Vector, S: SpatialIndex<V, ()>> Bench<V, S> {
     fn new(name: &str, n: usize, make: impl FnOnce(&Scene<V>) -> S) -> Self {
-        let scene = Scene::new(n);
+        let scene = Moving::new(Scenario::Uniform, n);
         let mut index = make(&scene);
         let handles = insert(&scene, &mut index);
         let mut b = Bench {

@@ -270,7 +270,7 @@ fn dynamic<V: Dim>(workload: &str, plan: &Plan, rep: &mut Report, impls: &[DynIm
                 continue;
             }
             let mut imp = make();
-            let mut scene = Scene::<V>::new(n);
+            let mut scene = scene::uniform::<V>(n);
             imp.setup(&scene);
             let mut out = Vec::new();
             for _ in 0..warm_up {
@@ -668,8 +668,8 @@ fn static_impls(with_brute: bool) -> Vec<StaticImpl> {
 }
 
 fn spheres_of(n: usize) -> (Vec<Sphere<Vec3>>, f32) {
-    let s = Scene::<Vec3>::new(n);
-    ((0..n).map(|i| s.sphere(i)).collect(), s.side)
+    let s = scene::uniform::<Vec3>(n);
+    ((0..n).map(|i| s.sphere(i)).collect(), s.side())
 }
 
 /// Equal nearest hits: the same object, or (a tie) the same distance.

@@ -8,7 +8,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use sparti::glam::{Vec2, Vec3};
 use sparti::{Handle, ObjectDesc, Shape, SpatialIndex, Vector};
 
-use crate::scene::Scene;
+use crate::scene::{Scene, overlap};
 
 /// One implementation of the workload. `frame` is the timed part: it reads
 /// the objects' new centres from the scene (moved by the harness, untimed),
@@ -93,7 +93,7 @@ impl<V: Vector, S: SpatialIndex<V, u32>> Dynamic<V> for SpartiDyn<V, S> {
 // ---------------------------------------------------------------- parry3d
 
 fn parry_aabb(scene: &Scene<Vec3>, i: usize) -> parry3d::bounding_volume::Aabb {
-    let (c, r) = (scene.pos[i], scene.radius[i]);
+    let (c, r) = (scene.center(i), scene.sphere(i).radius);
     parry3d::bounding_volume::Aabb::new(
         parry3d::math::Vector::new(c.x - r, c.y - r, c.z - r),
         parry3d::math::Vector::new(c.x + r, c.y + r, c.z + r),
@@ -127,7 +127,7 @@ impl Dynamic<Vec3> for ParryDyn {
         out.clear();
         self.bvh
             .traverse_bvtt_single_tree::<false>(&mut self.ws, &mut |a, b| {
-                if scene.overlap(a as usize, b as usize) {
+                if overlap(scene, a as usize, b as usize) {
                     out.push(ordered(a, b));
                 }
             });
@@ -192,8 +192,8 @@ impl Dynamic<Vec3> for RapierDyn {
         for i in 0..scene.len() {
             // Colliders without a body count as fixed: fixed-fixed pairs
             // must be enabled for the broad phase to report them.
-            let c = ColliderBuilder::ball(scene.radius[i])
-                .translation(rapier_vec(scene.pos[i]))
+            let c = ColliderBuilder::ball(scene.sphere(i).radius)
+                .translation(rapier_vec(scene.center(i)))
                 .active_collision_types(ActiveCollisionTypes::all())
                 .build();
             let h = self.colliders.insert(c);
@@ -223,7 +223,7 @@ impl Dynamic<Vec3> for RapierDyn {
             self.colliders
                 .get_mut(h)
                 .expect("live collider")
-                .set_translation(rapier_vec(scene.pos[i]));
+                .set_translation(rapier_vec(scene.center(i)));
         }
         // Drops the set's own modified list: every collider is passed below.
         let _ = self.colliders.take_modified();
@@ -254,7 +254,7 @@ impl Dynamic<Vec3> for RapierDyn {
         out.clear();
         for &key in &self.candidates {
             let (a, b) = ((key >> 32) as u32, key as u32);
-            if scene.overlap(a as usize, b as usize) {
+            if overlap(scene, a as usize, b as usize) {
                 out.push((a, b));
             }
         }
@@ -267,7 +267,7 @@ pub type RItem<V> =
     rstar::primitives::GeomWithData<rstar::primitives::Rectangle<<V as Dim>::P>, u32>;
 
 pub fn rstar_item<V: Dim>(scene: &Scene<V>, i: usize) -> RItem<V> {
-    let (c, r) = (scene.pos[i], scene.radius[i]);
+    let (c, r) = (scene.center(i), scene.sphere(i).radius);
     rstar::primitives::GeomWithData::new(
         rstar::primitives::Rectangle::from_corners((c - V::splat(r)).p(), (c + V::splat(r)).p()),
         i as u32,
@@ -288,7 +288,7 @@ impl<V: Dim> Dynamic<V> for RstarDyn {
         let tree = rstar::RTree::bulk_load(items);
         out.clear();
         for (a, b) in tree.intersection_candidates_with_other_tree(&tree) {
-            if a.data < b.data && scene.overlap(a.data as usize, b.data as usize) {
+            if a.data < b.data && overlap(scene, a.data as usize, b.data as usize) {
                 out.push((a.data, b.data));
             }
         }
@@ -348,14 +348,14 @@ pub struct BvhDyn {
 impl Dynamic<Vec3> for BvhDyn {
     fn setup(&mut self, scene: &Scene<Vec3>) {
         self.shapes = (0..scene.len())
-            .map(|i| bvh_shape(scene.pos[i], scene.radius[i], i as u32))
+            .map(|i| bvh_shape(scene.center(i), scene.sphere(i).radius, i as u32))
             .collect();
     }
 
     fn frame(&mut self, scene: &Scene<Vec3>, out: &mut Vec<(u32, u32)>) {
         for s in &mut self.shapes {
             let i = s.id as usize;
-            let (c, r) = (scene.pos[i], scene.radius[i]);
+            let (c, r) = (scene.center(i), scene.sphere(i).radius);
             s.aabb = bvh::aabb::Aabb::with_bounds(
                 na_point(c - Vec3::splat(r)),
                 na_point(c + Vec3::splat(r)),
@@ -365,7 +365,7 @@ impl Dynamic<Vec3> for BvhDyn {
         out.clear();
         for s in &self.shapes {
             for o in tree.traverse(&s.aabb, &self.shapes) {
-                if s.id < o.id && scene.overlap(s.id as usize, o.id as usize) {
+                if s.id < o.id && overlap(scene, s.id as usize, o.id as usize) {
                     out.push((s.id, o.id));
                 }
             }
@@ -389,14 +389,14 @@ impl Dynamic<Vec2> for BroccoliDyn {
     fn frame(&mut self, scene: &Scene<Vec2>, out: &mut Vec<(u32, u32)>) {
         self.rects.clear();
         self.rects.extend((0..scene.len()).map(|i| {
-            let (c, r) = (scene.pos[i], scene.radius[i]);
+            let (c, r) = (scene.center(i), scene.sphere(i).radius);
             (broccoli::rect(c.x - r, c.x + r, c.y - r, c.y + r), i as u32)
         }));
         out.clear();
         let mut tree = broccoli::Tree::new(&mut self.rects);
         tree.find_colliding_pairs(|a, b| {
             let (a, b) = (*a.unpack_inner(), *b.unpack_inner());
-            if scene.overlap(a as usize, b as usize) {
+            if overlap(scene, a as usize, b as usize) {
                 out.push(ordered(a, b));
             }
         });

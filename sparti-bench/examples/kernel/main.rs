@@ -19,7 +19,7 @@
 //! motion alone, to subtract from cachegrind's counts), `proto-refresh` and
 //! `proto1-refresh` (the update alone, no pair search: profiling).
 
-#[allow(dead_code)]
+#[allow(dead_code, unused_imports)]
 #[path = "../../src/scene.rs"]
 mod scene;
 
@@ -36,8 +36,7 @@ mod linear2;
 
 use std::time::Instant;
 
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64;
+use rand::Rng;
 use sparti::glam::{Vec2, Vec3};
 use sparti::{Aabb, BruteForce, Filter, LooseConfig, LooseOrthtree, SpatialIndex, Sphere, Vector};
 
@@ -115,7 +114,7 @@ fn make(name: &str) -> Box<dyn Dynamic<Vec3>> {
             k: None,
         }),
         "proto1" | "proto1-refresh" | "proto1s" | "proto1s-refresh" => Box::new(ProtoDyn {
-            min_cell: 2.0 * scene::RADIUS.1,
+            min_cell: 2.0 * sparti_scenes::RADIUS.1,
             slot_order: name.starts_with("proto1s"),
             refresh_only: name.ends_with("refresh"),
             k: None,
@@ -201,7 +200,7 @@ fn bench_dyn<V: Vector>(
             .iter()
             .map(|name| {
                 let mut imp = make(name);
-                let scene = Scene::<V>::new(n);
+                let scene = scene::uniform::<V>(n);
                 imp.setup(&scene);
                 (imp, scene, Vec::new())
             })
@@ -315,7 +314,7 @@ fn profile(args: &[String]) {
     let n: usize = args[1].parse().unwrap();
     let frames: usize = args[2].parse().unwrap();
     let mut imp = make(name);
-    let mut scene = Scene::<Vec3>::new(n);
+    let mut scene = scene::uniform::<Vec3>(n);
     imp.setup(&scene);
     let mut out = Vec::new();
     let mut total = 0;
@@ -351,8 +350,8 @@ fn check() {
     for &(n, frames) in &[(1_000usize, 20usize), (10_000, 4)] {
         for filtered in [false, true] {
             for (min_cell, slot_order) in [(1.0, false), (3.0, false), (1.0, true), (3.0, true)] {
-                let mut scene = Scene::<Vec3>::new(n);
-                let mut rng = Pcg64::seed_from_u64(7);
+                let mut scene = scene::uniform::<Vec3>(n);
+                let mut rng = sparti_scenes::rng(7);
                 let metas: Vec<Meta> = (0..n as u32)
                     .map(|s| {
                         if filtered {
@@ -402,7 +401,7 @@ fn check() {
     }
     linear::check_boxes();
     // Edge cases: touching, coincident, tiny, outside the world, mixed sizes.
-    let mut rng = Pcg64::seed_from_u64(11);
+    let mut rng = sparti_scenes::rng(11);
     let mut spheres = Vec::new();
     for i in 0..3000 {
         let c = Vec3::new(
@@ -460,7 +459,7 @@ fn check() {
 fn info(args: &[String]) {
     for s in args {
         let n: usize = s.parse().unwrap();
-        let scene = Scene::<Vec3>::new(n);
+        let scene = scene::uniform::<Vec3>(n);
         for (min_cell, slot_order) in [(1.0, false), (3.0, false), (3.0, true)] {
             let mut k = proto_for(&scene, min_cell);
             k.slot_order = slot_order;
@@ -548,7 +547,7 @@ fn make2(name: &str) -> Box<dyn Dynamic<Vec2>> {
         };
         let min_cell = c
             .strip_prefix('@')
-            .map_or(2.0 * scene::RADIUS.1, |c| c.parse().unwrap());
+            .map_or(2.0 * sparti_scenes::RADIUS.1, |c| c.parse().unwrap());
         return Box::new(ProtoDyn2 {
             min_cell,
             slot_order,
@@ -595,8 +594,8 @@ fn check2d() {
                 (0.7, true),
                 (3.0, true),
             ] {
-                let mut scene = Scene::<Vec2>::new(n);
-                let mut rng = Pcg64::seed_from_u64(7);
+                let mut scene = scene::uniform::<Vec2>(n);
+                let mut rng = sparti_scenes::rng(7);
                 let metas: Vec<Meta> = (0..n as u32)
                     .map(|s| {
                         if filtered {
@@ -645,7 +644,7 @@ fn check2d() {
         }
     }
     // Edge cases: touching, coincident, tiny, mixed sizes, outside the world.
-    let mut rng = Pcg64::seed_from_u64(12);
+    let mut rng = sparti_scenes::rng(12);
     let mut spheres = Vec::new();
     for i in 0..4000 {
         let c = Vec2::new(rng.random_range(-5.0..45.0), rng.random_range(-5.0..45.0));
@@ -698,8 +697,8 @@ fn check2d() {
 /// The static scene of sparti-bench's `ray` and `box` workloads (the pairs
 /// layout's first frame at N) and the world sparti's structures get there.
 fn static_scene(n: usize) -> (Vec<Sphere<Vec3>>, f32, Aabb<Vec3>) {
-    let s = Scene::<Vec3>::new(n);
-    let side = s.side;
+    let s = scene::uniform::<Vec3>(n);
+    let side = s.side();
     let world = Aabb::new(Vec3::splat(-2.0), Vec3::splat(side + 2.0)).expect("finite");
     ((0..n).map(|i| s.sphere(i)).collect(), side, world)
 }
@@ -746,7 +745,7 @@ fn make_static(name: &str, world: Aabb<Vec3>) -> Box<dyn Static3> {
             out: Vec::new(),
         }),
         "proto1" => Box::new(ProtoStatic {
-            min_cell: 2.0 * scene::RADIUS.1,
+            min_cell: 2.0 * sparti_scenes::RADIUS.1,
             world,
             k: None,
             out: Vec::new(),
@@ -837,7 +836,7 @@ fn check_queries_against_brute(n: usize, k: usize) -> String {
             min_cell: if name == "proto" {
                 1.0
             } else {
-                2.0 * scene::RADIUS.1
+                2.0 * sparti_scenes::RADIUS.1
             },
             world,
             k: None,
@@ -872,7 +871,7 @@ fn check_queries_against_brute(n: usize, k: usize) -> String {
 /// outside the world, rays starting outside, axis-parallel rays, rays from
 /// inside spheres, boxes outside and degenerate, against the brute force.
 fn check_query_edges() {
-    let mut rng = Pcg64::seed_from_u64(13);
+    let mut rng = sparti_scenes::rng(13);
     let mut spheres = Vec::new();
     for i in 0..3000 {
         let c = Vec3::new(
@@ -1098,7 +1097,7 @@ fn same_hit(a: Hit, b: Hit, max: f32) -> bool {
 fn info2(args: &[String]) {
     for s in args {
         let n: usize = s.parse().unwrap();
-        let scene = Scene::<Vec2>::new(n);
+        let scene = scene::uniform::<Vec2>(n);
         for (min_cell, slot_order) in [(1.0, false), (3.0, false), (4.0, false), (3.0, true)] {
             let mut k = proto2_for(&scene, min_cell);
             k.slot_order = slot_order;
@@ -1149,7 +1148,7 @@ fn profile2(args: &[String]) {
         args[2].parse::<usize>().unwrap(),
     );
     let mut imp = make2(name);
-    let mut scene = Scene::<Vec2>::new(n);
+    let mut scene = scene::uniform::<Vec2>(n);
     imp.setup(&scene);
     let mut out = Vec::new();
     let mut total = 0;

@@ -15,13 +15,13 @@
 
 use std::fmt::Write as _;
 
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64;
+use rand::Rng as _;
 use sparti::glam::Vec3;
 use sparti::{
     Aabb, BruteForce, Bsp3, BspConfig, LooseConfig, LooseOctree, Octree, OrthtreeConfig,
     OutOfBounds,
 };
+use sparti_scenes::Rng;
 
 use super::lane::{Body, Form, Lane, Runner, check_pairs};
 use super::render::{BACKGROUND, BULLET, Canvas, OBSTACLE};
@@ -55,7 +55,7 @@ pub struct Bullets {
     obstacles: Vec<Body>,
     bullets: Vec<Bullet>,
     next_id: usize,
-    rng: Pcg64,
+    rng: Rng,
     lanes: Vec<Box<dyn Lane>>,
     frame: usize,
     seed: u64,
@@ -74,7 +74,7 @@ impl Bullets {
     /// # Errors
     /// A structure's configuration was refused (a bug).
     pub fn new(seed: u64) -> Result<Self, String> {
-        let mut rng = Pcg64::seed_from_u64(seed);
+        let mut rng = sparti_scenes::rng(seed);
         let obstacles: Vec<Body> = (0..OBSTACLES)
             .map(|id| {
                 let half = Vec3::new(

@@ -6,40 +6,14 @@
 
 use std::collections::BTreeSet;
 
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64;
+use rand::Rng;
 use sparti::{
     Aabb, BruteForce, Cone, ContactEvents, Filter, Frustum, Handle, LayerMatrix, Neighbor,
     ObjectDesc, Pair, Plane, Ray, Shape, SpatialIndex, Sphere, Vector,
 };
 
-pub type Rng64 = Pcg64;
-
-pub fn rng(seed: u64) -> Rng64 {
-    Pcg64::seed_from_u64(seed)
-}
-
-/// A random vector with components in `[lo, hi)`.
-pub fn vec_in<V: Vector>(r: &mut Rng64, lo: V, hi: V) -> V {
-    let mut v = V::ZERO;
-    for i in 0..V::DIM {
-        let (a, b) = (lo.get(i), hi.get(i));
-        v = v.with(i, if a < b { r.random_range(a..b) } else { a });
-    }
-    v
-}
-
-/// A random unit vector.
-pub fn unit<V: Vector>(r: &mut Rng64) -> V {
-    loop {
-        let v: V = vec_in(r, V::splat(-1.0), V::splat(1.0));
-        if let Some(n) = v.try_normalize() {
-            if v.length() > 0.05 {
-                return n;
-            }
-        }
-    }
-}
+/// The scene kit's generator and helpers (`sparti-scenes`).
+pub use sparti_scenes::{Rng as Rng64, direction as unit, in_cube, rng, vec_in};
 
 /// How a scene places and moves its objects.
 #[derive(Clone, Copy, Debug)]
