@@ -15,6 +15,25 @@ use sparti::{
 /// The scene kit's generator and helpers (`sparti-scenes`).
 pub use sparti_scenes::{Rng as Rng64, direction as unit, in_cube, rng, vec_in};
 
+/// Calls the generic check `$f` with every tree, each empty, in 3D and 2D
+/// (and, with `brute,` first, the brute force in 3D and 2D before them).
+macro_rules! every_structure {
+    (brute, $f:ident) => {
+        $f(::sparti::BruteForce::<::glam::Vec3, u32>::new());
+        $f(::sparti::BruteForce::<::glam::Vec2, u32>::new());
+        $crate::common::every_structure!($f);
+    };
+    ($f:ident) => {
+        $f(::sparti::Octree::<u32>::new());
+        $f(::sparti::Quadtree::<u32>::new());
+        $f(::sparti::LooseOctree::<u32>::new());
+        $f(::sparti::LooseQuadtree::<u32>::new());
+        $f(::sparti::Bsp3::<u32>::new());
+        $f(::sparti::Bsp2::<u32>::new());
+    };
+}
+pub(crate) use every_structure;
+
 /// How a scene places and moves its objects.
 #[derive(Clone, Copy, Debug)]
 pub enum Layout {
@@ -630,6 +649,16 @@ pub fn run_scene<V: Vector, S: SpatialIndex<V, u32>>(
         check(&p.s, scene.name, "end_frame");
     }
     total_pairs
+}
+
+/// Runs every scene through a structure from `make` beside the brute
+/// force ([`run_scene`]), and checks that the scenes produced pairs at all.
+pub fn run_all<V: Vector, S: SpatialIndex<V, u32>>(scenes: &[Scene<V>], make: impl Fn() -> S) {
+    let total: usize = scenes.iter().map(|s| run_scene(s, &make)).sum();
+    assert!(
+        total > 0,
+        "the scenes produced no pairs at all: the test would prove nothing"
+    );
 }
 
 /// The standard scenes for a dimension, over a world of side `side`.
