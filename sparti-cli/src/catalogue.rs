@@ -164,14 +164,11 @@ impl Config {
         }
     }
 
-    /// The Rust expression that builds this structure in dimension `dim`
-    /// (settings equal to the defaults left out), ready to paste: a value
-    /// of the structure's type, not a `Result`.
-    pub fn code(&self, dim: usize) -> String {
-        let ty = self.structure().type_name(dim);
+    /// The settings that differ from the structure's defaults, as Rust
+    /// field initialisers (`min_node_size: 2.0`), in declaration order.
+    pub fn changed_fields(&self) -> Vec<String> {
         let d = Config::default_of(self.structure());
-        let fields: Vec<String> = match (*self, d) {
-            (Config::Brute, _) => return format!("{ty}::new()"),
+        match (*self, d) {
             (Config::Orthtree { min_node_size: m }, Config::Orthtree { min_node_size: dm }) => {
                 [(m != dm).then(|| format!("min_node_size: {m:?}"))]
                     .into_iter()
@@ -214,7 +211,15 @@ impl Config {
             .flatten()
             .collect(),
             _ => Vec::new(),
-        };
+        }
+    }
+
+    /// The Rust expression that builds this structure in dimension `dim`
+    /// (settings equal to the defaults left out), ready to paste: a value
+    /// of the structure's type, not a `Result`.
+    pub fn code(&self, dim: usize) -> String {
+        let ty = self.structure().type_name(dim);
+        let fields = self.changed_fields();
         if fields.is_empty() {
             return format!("{ty}::new()");
         }

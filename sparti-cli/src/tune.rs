@@ -178,34 +178,7 @@ fn with_size(config: Config, size: f32) -> Config {
 /// How many settings differ from the structure's defaults (the default
 /// structure itself counts as none, another structure as one more).
 fn changes(config: Config) -> usize {
-    let d = Config::default_of(config.structure());
-    let other = usize::from(config.structure() != Structure::Orthtree);
-    other
-        + match (config, d) {
-            (
-                Config::Loose {
-                    min_node_size: m,
-                    looseness: l,
-                    leaf_capacity: c,
-                },
-                Config::Loose {
-                    min_node_size: dm,
-                    looseness: dl,
-                    leaf_capacity: dc,
-                },
-            ) => usize::from(m != dm) + usize::from(l != dl) + usize::from(c != dc),
-            (
-                Config::Bsp {
-                    min_dimension: m,
-                    leaf_capacity: c,
-                },
-                Config::Bsp {
-                    min_dimension: dm,
-                    leaf_capacity: dc,
-                },
-            ) => usize::from(m != dm) + usize::from(c != dc),
-            (c, d) => usize::from(size_of(c) != size_of(d)),
-        }
+    usize::from(config.structure() != Structure::Orthtree) + config.changed_fields().len()
 }
 
 /// A setting in words: `loose-quadtree with min_node_size 2, ...`.

@@ -8,7 +8,8 @@
 //! - [`discs`]: the bouncing discs of `sparti demo discs`.
 //! - [`queries`]: static boxes, rays, box queries and camera frustums for
 //!   the query workloads.
-//! - The random helpers ([`rng`], [`vec_in`], [`in_cube`], [`direction`]) the test
+//! - The random helpers ([`rng`], [`vec_in`], [`in_cube`], [`direction`],
+//!   and [`XorShift`] for results pinned by a hash) the test
 //!   suite's own scene recipes draw from.
 //!
 //! Every generator takes or fixes a seed: the same call gives the same
@@ -83,6 +84,29 @@ pub fn direction<V: Vector>(rng: &mut Rng) -> V {
         if l > 1e-4 && l <= 1.0 {
             break d / l.sqrt();
         }
+    }
+}
+
+/// A tiny xorshift generator written out here, for results pinned by a
+/// hash (the determinism test, the soak test): they then never depend on
+/// another crate's algorithm.
+///
+/// # Example
+/// ```
+/// let mut r = sparti_scenes::XorShift(0x9E37_79B9_7F4A_7C15);
+/// let x = r.next_unit();
+/// assert!((0.0..1.0).contains(&x));
+/// ```
+#[derive(Clone, Debug)]
+pub struct XorShift(pub u64);
+
+impl XorShift {
+    /// The next number, uniform in `[0, 1)` (24 bits).
+    pub fn next_unit(&mut self) -> f32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 40) as f32 / (1u64 << 24) as f32
     }
 }
 

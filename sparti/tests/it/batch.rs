@@ -6,7 +6,7 @@
 use glam::{Vec2, Vec3};
 use rand::Rng;
 
-use crate::common::{Rng64, in_cube};
+use crate::common::{Rng64, in_cube, pair_values, sphere_or_box};
 use sparti::{
     Aabb, BruteForce, Bsp, BspConfig, Filter, Handle, LooseConfig, LooseOrthtree, ObjectDesc,
     Orthtree, OrthtreeConfig, Ray, RayHit, Shape, SpatialIndex, Vector,
@@ -22,13 +22,7 @@ const SIDE: f32 = 100.0;
 fn fill<V: Vector, S: SpatialIndex<V, u32>>(s: &mut S, seed: u64) {
     let mut r = crate::common::rng(seed);
     let desc = |r: &mut Rng64, i: u32| {
-        let c: V = in_cube(r, 0.0, SIDE);
-        let size = r.random_range(0.0..3.0f32);
-        let shape = if r.random_bool(0.5) {
-            Shape::sphere(c, size)
-        } else {
-            Shape::cuboid(c, in_cube(r, 0.0, size + f32::EPSILON))
-        };
+        let shape = sphere_or_box::<V>(r, SIDE);
         ObjectDesc::new(shape, i)
             .with_layer(1 << r.random_range(0..4))
             .with_static(r.random_bool(0.3))
@@ -187,17 +181,7 @@ type State<V> = (Vec<(u32, Aabb<V>)>, Vec<(u32, u32)>);
 fn state<V: Vector, S: SpatialIndex<V, u32>>(s: &S) -> State<V> {
     let mut objects: Vec<_> = s.objects().map(|(_, o)| (o.value, o.aabb)).collect();
     objects.sort_unstable_by_key(|x| x.0);
-    let mut pairs = Vec::new();
-    s.pairs(&mut pairs);
-    let mut pairs: Vec<_> = pairs
-        .iter()
-        .map(|p| {
-            let (a, b) = (s.get(p.a).unwrap().value, s.get(p.b).unwrap().value);
-            (a.min(b), a.max(b))
-        })
-        .collect();
-    pairs.sort_unstable();
-    (objects, pairs)
+    (objects, pair_values(s))
 }
 
 /// `update_many` equals a loop of `update` (on the brute force and on the

@@ -9,7 +9,7 @@ use std::thread;
 use glam::{Vec2, Vec3};
 use rand::Rng;
 
-use crate::common::{Rng64, in_cube};
+use crate::common::{Rng64, in_cube, pair_values, sphere_or_box};
 use sparti::{
     Aabb, BruteForce, Bsp2, Bsp3, Filter, LooseOctree, LooseQuadtree, ObjectDesc, Octree, Quadtree,
     Ray, Shape, SpatialIndex, Vector,
@@ -99,20 +99,6 @@ fn answer<V: Vector, S: SpatialIndex<V, u32>>(s: &S, q: &Query<V>) -> Vec<(u32, 
     }
 }
 
-fn pair_values<V: Vector, S: SpatialIndex<V, u32>>(s: &S) -> Vec<(u32, u32)> {
-    let mut pairs = Vec::new();
-    s.pairs(&mut pairs);
-    let mut v: Vec<_> = pairs
-        .iter()
-        .map(|p| {
-            let (a, b) = (s.get(p.a).unwrap().value, s.get(p.b).unwrap().value);
-            (a.min(b), a.max(b))
-        })
-        .collect();
-    v.sort_unstable();
-    v
-}
-
 /// Runs the query mix on `THREADS` threads at once, a pair search on one
 /// more, and checks every answer against the brute force's.
 fn all_threads_agree<V: Vector, S: SpatialIndex<V, u32> + Sync>(
@@ -147,13 +133,7 @@ fn shared_queries<V: Vector, S: SpatialIndex<V, u32> + Sync>(make: impl Fn() -> 
     let mut r = crate::common::rng(seed);
     let (mut s, mut b) = (make(), BruteForce::<V, u32>::new());
     let desc = |r: &mut Rng64, i: u32| {
-        let c: V = in_cube(r, 0.0, SIDE);
-        let size = r.random_range(0.0..3.0f32);
-        let shape = if r.random_bool(0.5) {
-            Shape::sphere(c, size)
-        } else {
-            Shape::cuboid(c, in_cube(r, 0.0, size + f32::EPSILON))
-        };
+        let shape = sphere_or_box::<V>(r, SIDE);
         ObjectDesc::new(shape, i).with_static(r.random_bool(0.2))
     };
     // A built tree, moved and thinned...

@@ -651,6 +651,33 @@ pub fn run_scene<V: Vector, S: SpatialIndex<V, u32>>(
     total_pairs
 }
 
+/// A sphere or a box (even odds) centred in the cube `[0, side)`, of size
+/// (radius or largest half extent) up to 3, zero included.
+pub fn sphere_or_box<V: Vector>(r: &mut Rng64, side: f32) -> Shape<V> {
+    let c: V = in_cube(r, 0.0, side);
+    let size = r.random_range(0.0..3.0f32);
+    if r.random_bool(0.5) {
+        Shape::sphere(c, size)
+    } else {
+        Shape::cuboid(c, in_cube(r, 0.0, size + f32::EPSILON))
+    }
+}
+
+/// The values of every pair `pairs()` finds, each pair ordered, sorted.
+pub fn pair_values<V: Vector, S: SpatialIndex<V, u32>>(s: &S) -> Vec<(u32, u32)> {
+    let mut pairs = Vec::new();
+    s.pairs(&mut pairs);
+    let mut v: Vec<_> = pairs
+        .iter()
+        .map(|p| {
+            let (a, b) = (s.get(p.a).unwrap().value, s.get(p.b).unwrap().value);
+            (a.min(b), a.max(b))
+        })
+        .collect();
+    v.sort_unstable();
+    v
+}
+
 /// Runs every scene through a structure from `make` beside the brute
 /// force ([`run_scene`]), and checks that the scenes produced pairs at all.
 pub fn run_all<V: Vector, S: SpatialIndex<V, u32>>(scenes: &[Scene<V>], make: impl Fn() -> S) {
