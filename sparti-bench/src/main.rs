@@ -18,15 +18,12 @@ use std::time::Instant;
 
 use clap::Parser;
 use sparti::glam::{Vec2, Vec3};
-use sparti::{
-    Aabb, BruteForce, Bsp, BspConfig, Filter, LooseConfig, LooseOrthtree, ObjectDesc, Orthtree,
-    OrthtreeConfig, Shape, SpatialIndex, Sphere, Vector,
-};
+use sparti::{Aabb, Filter, ObjectDesc, Shape, SpatialIndex, Sphere, Vector};
 
 use crate::pairs::{BroccoliDyn, BvhDyn, Dim, Dynamic, ParryDyn, RapierDyn, RstarDyn, SpartiDyn};
 use crate::report::{Report, Row};
-use crate::scene::Scene;
-use crate::statics::{BvhStatic, Hit, ParryStatic, RstarStatic, SpartiStatic, Static3};
+use crate::statics::{BvhStatic, Hit, ParryStatic, RstarStatic, Static3, sparti_static};
+use sparti_cli::catalogue::{Config, IndexJob, Structure};
 
 #[global_allocator]
 static GLOBAL: alloc::Counting = alloc::Counting;
@@ -151,28 +148,18 @@ fn median(v: &[f64]) -> f64 {
 
 // ------------------------------------------------------------ structures
 
-fn orthtree<V: Vector>(world: Aabb<V>) -> Orthtree<V, u32> {
-    Orthtree::with_config(OrthtreeConfig {
-        world: Some(world),
-        ..Default::default()
-    })
-    .expect("valid configuration")
-}
+/// sparti's structures in every workload, brute force last: the `sparti`
+/// tool's catalogue (names, default settings, construction).
+const SPARTI: [Structure; 4] = [
+    Structure::Orthtree,
+    Structure::Loose,
+    Structure::Bsp,
+    Structure::Brute,
+];
 
-fn loose<V: Vector>(world: Aabb<V>) -> LooseOrthtree<V, u32> {
-    LooseOrthtree::with_config(LooseConfig {
-        world: Some(world),
-        ..Default::default()
-    })
-    .expect("valid configuration")
-}
-
-fn bsp<V: Vector>(world: Aabb<V>) -> Bsp<V, u32> {
-    Bsp::with_config(BspConfig {
-        world: Some(world),
-        ..Default::default()
-    })
-    .expect("valid configuration")
+/// A structure's name in the tables: its Rust type (`Octree`, `Bsp2`...).
+fn sparti_name<V: Vector>(s: Structure) -> &'static str {
+    s.type_name(V::DIM)
 }
 
 /// The world of a static scene of `n` objects of the pairs layout.
@@ -184,55 +171,51 @@ fn world_of<V: Vector>(n: usize) -> Aabb<V> {
 // ------------------------------------------------------------ dynamic pairs
 
 /// One implementation of a dynamic workload: name, sparti or peer, maker.
-type DynImpl<V> = (&'static str, bool, fn() -> Box<dyn Dynamic<V>>);
+type DynImpl<V> = (&'static str, bool, Box<dyn Fn() -> Box<dyn Dynamic<V>>>);
 
-fn sparti_dyn<V: Vector, S: SpatialIndex<V, u32> + 'static>(
-    make: fn(&Scene<V>) -> S,
-) -> Box<dyn Dynamic<V>> {
-    Box::new(SpartiDyn::new(make))
+/// sparti's structures for a dynamic workload.
+fn sparti_dyn<V: Vector>() -> Vec<DynImpl<V>> {
+    SPARTI
+        .iter()
+        .map(|&s| -> DynImpl<V> {
+            (
+                sparti_name::<V>(s),
+                true,
+                Box::new(move || Box::new(SpartiDyn::<V>::new(s))),
+            )
+        })
+        .collect()
 }
 
 fn pairs3d(plan: &Plan, rep: &mut Report) {
-    let impls: Vec<DynImpl<Vec3>> = vec![
-        ("Octree", true, || {
-            sparti_dyn(|s: &Scene<Vec3>| orthtree(s.world()))
-        }),
-        ("LooseOctree", true, || {
-            sparti_dyn(|s: &Scene<Vec3>| loose(s.world()))
-        }),
-        ("Bsp3", true, || {
-            sparti_dyn(|s: &Scene<Vec3>| bsp(s.world()))
-        }),
-        ("BruteForce", true, || {
-            sparti_dyn(|_: &Scene<Vec3>| BruteForce::<Vec3, u32>::new())
-        }),
-        ("parry3d Bvh", false, || Box::new(ParryDyn::default())),
-        ("rapier3d BroadPhaseBvh", false, || {
-            Box::new(RapierDyn::default())
-        }),
-        ("rstar", false, || Box::new(RstarDyn)),
-        ("bvh", false, || Box::new(BvhDyn::default())),
-    ];
+    let mut impls = sparti_dyn::<Vec3>();
+    impls.extend::<[DynImpl<Vec3>; 4]>([
+        (
+            "parry3d Bvh",
+            false,
+            Box::new(|| Box::new(ParryDyn::default())),
+        ),
+        (
+            "rapier3d BroadPhaseBvh",
+            false,
+            Box::new(|| Box::new(RapierDyn::default())),
+        ),
+        ("rstar", false, Box::new(|| Box::new(RstarDyn))),
+        ("bvh", false, Box::new(|| Box::new(BvhDyn::default()))),
+    ]);
     dynamic("pairs3d", plan, rep, &impls);
 }
 
 fn pairs2d(plan: &Plan, rep: &mut Report) {
-    let impls: Vec<DynImpl<Vec2>> = vec![
-        ("Quadtree", true, || {
-            sparti_dyn(|s: &Scene<Vec2>| orthtree(s.world()))
-        }),
-        ("LooseQuadtree", true, || {
-            sparti_dyn(|s: &Scene<Vec2>| loose(s.world()))
-        }),
-        ("Bsp2", true, || {
-            sparti_dyn(|s: &Scene<Vec2>| bsp(s.world()))
-        }),
-        ("BruteForce", true, || {
-            sparti_dyn(|_: &Scene<Vec2>| BruteForce::<Vec2, u32>::new())
-        }),
-        ("broccoli", false, || Box::new(BroccoliDyn::default())),
-        ("rstar", false, || Box::new(RstarDyn)),
-    ];
+    let mut impls = sparti_dyn::<Vec2>();
+    impls.extend::<[DynImpl<Vec2>; 2]>([
+        (
+            "broccoli",
+            false,
+            Box::new(|| Box::new(BroccoliDyn::default())),
+        ),
+        ("rstar", false, Box::new(|| Box::new(RstarDyn))),
+    ]);
     dynamic("pairs2d", plan, rep, &impls);
 }
 
@@ -258,7 +241,8 @@ fn dynamic<V: Dim>(workload: &str, plan: &Plan, rep: &mut Report, impls: &[DynIm
         let warm_up = if big { 3 } else { plan.warm_up };
         // (name, per-frame pair counts, last frame's sorted pairs)
         let mut reference: Option<Reference> = None;
-        for &(name, is_sparti, make) in impls {
+        for (name, is_sparti, make) in impls {
+            let (name, is_sparti) = (*name, *is_sparti);
             if name == "BruteForce" && n > BRUTE_MAX {
                 continue;
             }
@@ -375,30 +359,34 @@ fn check_boxes<V: Vector>(n: usize) -> Vec<Aabb<V>> {
         .collect()
 }
 
-/// Times `insert_many` + `flush` of a sparti structure; returns ms and the
-/// check count.
-fn build_sparti<V: Vector, S: SpatialIndex<V, u32>>(
-    make: &dyn Fn() -> S,
-    boxes: &[Aabb<V>],
-    checks: &[Aabb<V>],
-) -> (f64, usize) {
-    let descs: Vec<ObjectDesc<V, u32>> = boxes
-        .iter()
-        .enumerate()
-        .map(|(i, b)| ObjectDesc::new(Shape::Box(*b), i as u32))
-        .collect();
-    let mut index = make();
-    let t = Instant::now();
-    index.insert_many(descs).expect("valid boxes");
-    index.flush();
-    let ms = t.elapsed().as_secs_f64() * 1e3;
-    let mut out = Vec::new();
-    let mut count = 0;
-    for c in checks {
-        index.query_aabb(c, Filter::ALL, &mut out);
-        count += out.len();
+/// Times `insert_many` + `flush` of a sparti structure built by the
+/// catalogue; gives ms and the check count.
+struct TimedBuild<'a, V: Vector> {
+    boxes: &'a [Aabb<V>],
+    checks: &'a [Aabb<V>],
+}
+
+impl<V: Vector> IndexJob<V, u32> for TimedBuild<'_, V> {
+    type Output = (f64, usize);
+    fn run<S: SpatialIndex<V, u32> + 'static>(self, mut index: S) -> (f64, usize) {
+        let descs: Vec<ObjectDesc<V, u32>> = self
+            .boxes
+            .iter()
+            .enumerate()
+            .map(|(i, b)| ObjectDesc::new(Shape::Box(*b), i as u32))
+            .collect();
+        let t = Instant::now();
+        index.insert_many(descs).expect("valid boxes");
+        index.flush();
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        let mut out = Vec::new();
+        let mut count = 0;
+        for c in self.checks {
+            index.query_aabb(c, Filter::ALL, &mut out);
+            count += out.len();
+        }
+        (ms, count)
     }
-    (ms, count)
 }
 
 type BuildFn<V> = Box<dyn Fn(&[Aabb<V>], &[Aabb<V>]) -> (f64, usize)>;
@@ -446,35 +434,26 @@ fn run_builds<V: Vector>(
     }
 }
 
-/// sparti's three families, under the names given: the build entries of
-/// both dimensions.
-fn sparti_builds<V: Vector>(names: [&'static str; 3]) -> Vec<(&'static str, bool, BuildFn<V>)> {
-    vec![
-        (
-            names[0],
-            true,
-            Box::new(|b, c| {
-                let w = world_of::<V>(b.len());
-                build_sparti(&|| orthtree(w), b, c)
-            }),
-        ),
-        (
-            names[1],
-            true,
-            Box::new(|b, c| {
-                let w = world_of::<V>(b.len());
-                build_sparti(&|| loose(w), b, c)
-            }),
-        ),
-        (
-            names[2],
-            true,
-            Box::new(|b, c| {
-                let w = world_of::<V>(b.len());
-                build_sparti(&|| bsp(w), b, c)
-            }),
-        ),
-    ]
+/// sparti's three families (the catalogue's, world preset): the build
+/// entries of both dimensions.
+fn sparti_builds<V: Vector>() -> Vec<(&'static str, bool, BuildFn<V>)> {
+    SPARTI[..3]
+        .iter()
+        .map(|&s| -> (&'static str, bool, BuildFn<V>) {
+            (
+                sparti_name::<V>(s),
+                true,
+                Box::new(move |boxes, checks| {
+                    Config::default_of(s)
+                        .build(
+                            Some(world_of::<V>(boxes.len())),
+                            TimedBuild { boxes, checks },
+                        )
+                        .expect("valid configuration")
+                }),
+            )
+        })
+        .collect()
 }
 
 /// rstar's bulk load, in either dimension.
@@ -512,7 +491,7 @@ fn rstar_build<V: Dim>() -> (&'static str, bool, BuildFn<V>) {
 }
 
 fn build3d(plan: &Plan, rep: &mut Report) {
-    let mut impls = sparti_builds::<Vec3>(["Octree", "LooseOctree", "Bsp3"]);
+    let mut impls = sparti_builds::<Vec3>();
     impls.extend::<[(&'static str, bool, BuildFn<Vec3>); 3]>([
         (
             "parry3d Bvh",
@@ -580,7 +559,7 @@ fn build3d(plan: &Plan, rep: &mut Report) {
 }
 
 fn build2d(plan: &Plan, rep: &mut Report) {
-    let mut impls = sparti_builds::<Vec2>(["Quadtree", "LooseQuadtree", "Bsp2"]);
+    let mut impls = sparti_builds::<Vec2>();
     impls.extend::<[(&'static str, bool, BuildFn<Vec2>); 2]>([
         (
             "broccoli",
@@ -629,22 +608,15 @@ type StaticImpl = (
 );
 
 fn static_impls(with_brute: bool) -> Vec<StaticImpl> {
-    let mut v: Vec<StaticImpl> = vec![
+    let sparti = |s: Structure| -> StaticImpl {
         (
-            "Octree",
+            sparti_name::<Vec3>(s),
             true,
-            Box::new(|w| Box::new(SpartiStatic::new(Box::new(move || orthtree(w))))),
-        ),
-        (
-            "LooseOctree",
-            true,
-            Box::new(|w| Box::new(SpartiStatic::new(Box::new(move || loose(w))))),
-        ),
-        (
-            "Bsp3",
-            true,
-            Box::new(|w| Box::new(SpartiStatic::new(Box::new(move || bsp(w))))),
-        ),
+            Box::new(move |w| sparti_static(s, w)),
+        )
+    };
+    let mut v: Vec<StaticImpl> = SPARTI[..3].iter().map(|&s| sparti(s)).collect();
+    v.extend::<[StaticImpl; 3]>([
         (
             "parry3d Bvh",
             false,
@@ -656,13 +628,9 @@ fn static_impls(with_brute: bool) -> Vec<StaticImpl> {
             Box::new(|_| Box::new(RstarStatic::default())),
         ),
         ("bvh", false, Box::new(|_| Box::new(BvhStatic::default()))),
-    ];
+    ]);
     if with_brute {
-        v.push((
-            "BruteForce",
-            true,
-            Box::new(|_| Box::new(SpartiStatic::new(Box::new(BruteForce::<Vec3, u32>::new)))),
-        ));
+        v.push(sparti(Structure::Brute));
     }
     v
 }

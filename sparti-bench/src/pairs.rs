@@ -8,6 +8,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use sparti::glam::{Vec2, Vec3};
 use sparti::{Handle, ObjectDesc, Shape, SpatialIndex, Vector};
 
+use sparti_cli::catalogue::{Config, IndexJob, Structure};
+
 use crate::scene::{Scene, overlap};
 
 /// One implementation of the workload. `frame` is the timed part: it reads
@@ -48,37 +50,70 @@ impl Dim for Vec3 {
 
 // ---------------------------------------------------------------- sparti
 
-/// A sparti structure: `SpatialIndex::update` for every object, `end_frame`,
-/// then `for_each_pair` (its exact test is the same sphere test).
-pub struct SpartiDyn<V: Vector, S> {
-    make: fn(&Scene<V>) -> S,
-    index: Option<S>,
-    handles: Vec<Handle>,
+/// A sparti structure from the catalogue of the `sparti` tool (default
+/// settings, the world preset to the region the scene's objects stay in),
+/// built at `setup` once the scene is known.
+pub struct SpartiDyn<V: Vector> {
+    structure: Structure,
+    built: Option<Box<dyn Dynamic<V>>>,
 }
 
-impl<V: Vector, S: SpatialIndex<V, u32>> SpartiDyn<V, S> {
-    pub fn new(make: fn(&Scene<V>) -> S) -> Self {
+impl<V: Vector> SpartiDyn<V> {
+    pub fn new(structure: Structure) -> Self {
         Self {
-            make,
-            index: None,
-            handles: Vec::new(),
+            structure,
+            built: None,
         }
     }
 }
 
-impl<V: Vector, S: SpatialIndex<V, u32>> Dynamic<V> for SpartiDyn<V, S> {
+impl<V: Vector> Dynamic<V> for SpartiDyn<V> {
     fn setup(&mut self, scene: &Scene<V>) {
-        let mut index = (self.make)(scene);
-        let descs = (0..scene.len())
-            .map(|i| ObjectDesc::new(Shape::Sphere(scene.sphere(i)), i as u32))
-            .collect();
-        self.handles = index.insert_many(descs).expect("valid spheres");
-        index.flush();
-        self.index = Some(index);
+        let mut built = Config::default_of(self.structure)
+            .build(Some(scene.world()), Filled)
+            .expect("valid configuration");
+        built.setup(scene);
+        self.built = Some(built);
     }
 
     fn frame(&mut self, scene: &Scene<V>, out: &mut Vec<(u32, u32)>) {
-        let index = self.index.as_mut().expect("set up");
+        self.built.as_mut().expect("set up").frame(scene, out);
+    }
+}
+
+/// Hands a structure built by the catalogue to the workload, empty.
+struct Filled;
+
+impl<V: Vector> IndexJob<V, u32> for Filled {
+    type Output = Box<dyn Dynamic<V>>;
+    fn run<S: SpatialIndex<V, u32> + 'static>(self, index: S) -> Self::Output {
+        Box::new(SpartiRun {
+            index,
+            handles: Vec::new(),
+        })
+    }
+}
+
+/// A sparti structure under the workload: `SpatialIndex::update` for every
+/// object, `end_frame`, then `for_each_pair` (its exact test is the same
+/// sphere test).
+struct SpartiRun<S> {
+    index: S,
+    handles: Vec<Handle>,
+}
+
+impl<V: Vector, S: SpatialIndex<V, u32>> Dynamic<V> for SpartiRun<S> {
+    fn setup(&mut self, scene: &Scene<V>) {
+        assert!(self.index.is_empty(), "set up once");
+        let descs = (0..scene.len())
+            .map(|i| ObjectDesc::new(Shape::Sphere(scene.sphere(i)), i as u32))
+            .collect();
+        self.handles = self.index.insert_many(descs).expect("valid spheres");
+        self.index.flush();
+    }
+
+    fn frame(&mut self, scene: &Scene<V>, out: &mut Vec<(u32, u32)>) {
+        let index = &mut self.index;
         for (i, &h) in self.handles.iter().enumerate() {
             index
                 .update(h, Shape::Sphere(scene.sphere(i)))

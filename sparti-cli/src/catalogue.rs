@@ -17,7 +17,7 @@ pub trait IndexJob<V: Vector, T> {
     /// What the work gives.
     type Output;
     /// Does the work with `index`.
-    fn run<S: SpatialIndex<V, T>>(self, index: S) -> Self::Output;
+    fn run<S: SpatialIndex<V, T> + 'static>(self, index: S) -> Self::Output;
 }
 
 /// The structures, independent of their settings.
@@ -241,7 +241,7 @@ impl Config {
     ///
     /// # Errors
     /// The library refuses the settings.
-    pub fn build<V: Vector, T, J: IndexJob<V, T>>(
+    pub fn build<V: Vector, T: 'static, J: IndexJob<V, T>>(
         self,
         world: Option<Aabb<V>>,
         job: J,

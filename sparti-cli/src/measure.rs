@@ -241,7 +241,7 @@ pub fn measure<V: Vector>(
     }
     impl<V: Vector> IndexJob<V, u32> for Measure<'_, V> {
         type Output = Result<Run, MeasureError>;
-        fn run<S: SpatialIndex<V, u32>>(self, index: S) -> Self::Output {
+        fn run<S: SpatialIndex<V, u32> + 'static>(self, index: S) -> Self::Output {
             run(index, self.source, self.queries, self.timing)
         }
     }
