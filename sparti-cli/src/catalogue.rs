@@ -8,7 +8,7 @@
 
 use sparti::{
     Aabb, BruteForce, Bsp, BspConfig, LooseConfig, LooseOrthtree, Orthtree, OrthtreeConfig,
-    SpatialIndex, Vector,
+    OutOfBounds, SpatialIndex, Vector,
 };
 
 /// Work to do with a structure of any type: [`Config::build`] builds the
@@ -135,6 +135,41 @@ impl Config {
         }
     }
 
+    /// The size setting (a tree's minimum node size, a BSP's minimum
+    /// dimension; `None` for the brute force).
+    pub fn size(&self) -> Option<f32> {
+        match *self {
+            Config::Brute => None,
+            Config::Orthtree { min_node_size } | Config::Loose { min_node_size, .. } => {
+                Some(min_node_size)
+            }
+            Config::Bsp { min_dimension, .. } => Some(min_dimension),
+        }
+    }
+
+    /// The same settings with another size setting (see [`Config::size`]).
+    pub fn with_size(self, size: f32) -> Config {
+        match self {
+            Config::Brute => Config::Brute,
+            Config::Orthtree { .. } => Config::Orthtree {
+                min_node_size: size,
+            },
+            Config::Loose {
+                looseness,
+                leaf_capacity,
+                ..
+            } => Config::Loose {
+                min_node_size: size,
+                looseness,
+                leaf_capacity,
+            },
+            Config::Bsp { leaf_capacity, .. } => Config::Bsp {
+                min_dimension: size,
+                leaf_capacity,
+            },
+        }
+    }
+
     /// The settings as `name value` pairs, e.g. `min_node_size 2, looseness 1.5`
     /// (`-` for the brute force).
     pub fn params(&self) -> String {
@@ -237,7 +272,8 @@ impl Config {
 
 impl Config {
     /// Builds the structure these settings describe, its root enclosing
-    /// `world` if given, and hands it to `job`.
+    /// `world` if given (growing to hold what leaves it), and hands it to
+    /// `job`.
     ///
     /// # Errors
     /// The library refuses the settings.
@@ -246,13 +282,36 @@ impl Config {
         world: Option<Aabb<V>>,
         job: J,
     ) -> Result<J::Output, sparti::Error> {
+        self.make(world, OutOfBounds::default(), job)
+    }
+
+    /// As [`Config::build`] over a fixed `world`: the trees refuse or evict
+    /// what leaves it, as `policy` says (the brute force has no world).
+    ///
+    /// # Errors
+    /// The library refuses the settings.
+    pub fn build_bounded<V: Vector, T: 'static, J: IndexJob<V, T>>(
+        self,
+        world: Aabb<V>,
+        policy: OutOfBounds,
+        job: J,
+    ) -> Result<J::Output, sparti::Error> {
+        self.make(Some(world), policy, job)
+    }
+
+    fn make<V: Vector, T: 'static, J: IndexJob<V, T>>(
+        self,
+        world: Option<Aabb<V>>,
+        out_of_bounds: OutOfBounds,
+        job: J,
+    ) -> Result<J::Output, sparti::Error> {
         Ok(match self {
             Config::Brute => job.run(BruteForce::<V, T>::new()),
             Config::Orthtree { min_node_size } => {
                 job.run(Orthtree::<V, T>::with_config(OrthtreeConfig {
                     world,
                     min_node_size,
-                    ..Default::default()
+                    out_of_bounds,
                 })?)
             }
             Config::Loose {
@@ -264,7 +323,7 @@ impl Config {
                 min_node_size,
                 looseness,
                 leaf_capacity,
-                ..Default::default()
+                out_of_bounds,
             })?),
             Config::Bsp {
                 min_dimension,
@@ -273,7 +332,7 @@ impl Config {
                 world,
                 min_dimension,
                 leaf_capacity,
-                ..Default::default()
+                out_of_bounds,
             })?),
         })
     }

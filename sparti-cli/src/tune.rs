@@ -141,40 +141,6 @@ impl Tried {
 /// Steps the grid may be extended by, per structure.
 const MAX_EXTENSIONS: usize = 4;
 
-/// The size setting of a configuration (minimum node size or dimension).
-fn size_of(config: Config) -> Option<f32> {
-    match config {
-        Config::Brute => None,
-        Config::Orthtree { min_node_size } | Config::Loose { min_node_size, .. } => {
-            Some(min_node_size)
-        }
-        Config::Bsp { min_dimension, .. } => Some(min_dimension),
-    }
-}
-
-/// The configuration with another size setting.
-fn with_size(config: Config, size: f32) -> Config {
-    match config {
-        Config::Brute => Config::Brute,
-        Config::Orthtree { .. } => Config::Orthtree {
-            min_node_size: size,
-        },
-        Config::Loose {
-            looseness,
-            leaf_capacity,
-            ..
-        } => Config::Loose {
-            min_node_size: size,
-            looseness,
-            leaf_capacity,
-        },
-        Config::Bsp { leaf_capacity, .. } => Config::Bsp {
-            min_dimension: size,
-            leaf_capacity,
-        },
-    }
-}
-
 /// How many settings differ from the structure's defaults (the default
 /// structure itself counts as none, another structure as one more).
 fn changes(config: Config) -> usize {
@@ -316,10 +282,10 @@ fn search<V: Vector>(
             let Some(best) = of_s().min_by(|a, b| a.ms().total_cmp(&b.ms())) else {
                 break;
             };
-            let Some(size) = size_of(best.config) else {
+            let Some(size) = best.config.size() else {
                 break;
             };
-            let sizes: Vec<f32> = of_s().filter_map(|t| size_of(t.config)).collect();
+            let sizes: Vec<f32> = of_s().filter_map(|t| t.config.size()).collect();
             let (lo, hi) = sizes
                 .iter()
                 .fold((f32::INFINITY, 0f32), |(l, h), &x| (l.min(x), h.max(x)));
@@ -330,7 +296,7 @@ fn search<V: Vector>(
             } else {
                 break;
             };
-            let config = with_size(best.config, next);
+            let config = best.config.with_size(next);
             bar.inc_length(1);
             let Some(run) = one(config, &bar) else { break };
             extra.push(config);
@@ -689,8 +655,8 @@ mod tests {
         assert_eq!(changes(default_config()), 0);
         assert_eq!(changes(Config::Orthtree { min_node_size: 4.0 }), 1);
         assert_eq!(changes(Config::default_of(Structure::Loose)), 1);
-        let c = with_size(Config::default_of(Structure::Bsp), 8.0);
-        assert_eq!(size_of(c), Some(8.0));
+        let c = Config::default_of(Structure::Bsp).with_size(8.0);
+        assert_eq!(c.size(), Some(8.0));
         assert_eq!(changes(c), 2);
         assert_eq!(changes(Config::Brute), 1);
     }

@@ -11,15 +11,13 @@
 
 use std::fmt::Write as _;
 
+use sparti::Aabb;
 use sparti::glam::{Vec2, Vec3};
-use sparti::{
-    Aabb, BruteForce, Bsp2, BspConfig, LooseConfig, LooseQuadtree, Octree, OrthtreeConfig,
-    OutOfBounds, Quadtree,
-};
 
-use super::lane::{Body, Form, Lane, Runner, check_pairs};
+use super::lane::{Body, Form, Lane, check_pairs, lane};
 use super::render::{Canvas, DISC};
 use super::{Demo, figures_table};
+use crate::catalogue::{Config, Structure};
 use sparti_scenes::discs::{self as scene, Disc};
 
 /// The window, the discs' radii and speeds: the scene kit's.
@@ -59,45 +57,20 @@ impl Discs {
         // z = 0 narrower than the cells never straddle a z split plane and
         // the octree partitions the window like the quadtree.
         let half_z = (m / 2.0).max(RADIUS.1);
-        let octree = Octree::with_config(OrthtreeConfig {
-            world: Some(
-                Aabb::new(
-                    Vec3::new(0.0, 0.0, -half_z),
-                    Vec3::new(WIDTH, HEIGHT, half_z),
-                )
-                .map_err(err)?,
-            ),
-            min_node_size: m,
-            out_of_bounds: OutOfBounds::Reject,
-        })
+        let slab = Aabb::new(
+            Vec3::new(0.0, 0.0, -half_z),
+            Vec3::new(WIDTH, HEIGHT, half_z),
+        )
         .map_err(err)?;
-        let quadtree = Quadtree::with_config(OrthtreeConfig {
-            world: Some(window),
-            min_node_size: m,
-            out_of_bounds: OutOfBounds::Reject,
-        })
-        .map_err(err)?;
-        let loose = LooseQuadtree::with_config(LooseConfig {
-            world: Some(window),
-            min_node_size: m,
-            out_of_bounds: OutOfBounds::Reject,
-            ..Default::default()
-        })
-        .map_err(err)?;
-        let bsp = Bsp2::with_config(BspConfig {
-            world: Some(window),
-            min_dimension: BSP_MIN_DIMENSION,
-            out_of_bounds: OutOfBounds::Reject,
-            ..Default::default()
-        })
-        .map_err(err)?;
+        let sized = |s: Structure, size: f32| Config::default_of(s).with_size(size);
         let lanes: Vec<Box<dyn Lane>> = vec![
-            Box::new(Runner::new(STRUCTURES[0], quadtree)),
-            Box::new(Runner::new(STRUCTURES[1], loose)),
-            Box::new(Runner::new(STRUCTURES[2], bsp)),
-            Box::new(Runner::new(STRUCTURES[3], octree)),
-            Box::new(Runner::new(STRUCTURES[4], BruteForce::<Vec2, usize>::new())),
+            lane(sized(Structure::Orthtree, m), window)?,
+            lane(sized(Structure::Loose, m), window)?,
+            lane(sized(Structure::Bsp, BSP_MIN_DIMENSION), window)?,
+            lane(sized(Structure::Orthtree, m), slab)?,
+            lane(Config::Brute, window)?,
         ];
+        debug_assert!(lanes.iter().map(|l| l.name()).eq(STRUCTURES));
         Ok(Self {
             energy_start: scene::energy(&discs),
             discs,
