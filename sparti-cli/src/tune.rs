@@ -32,9 +32,8 @@ use std::time::Duration;
 use sparti::Vector;
 use sparti::glam::{Vec2, Vec3};
 
-use crate::bench::{
-    MISMATCH, complain, format_table, load_queries, load_scene, print, progress, query_file, sig3,
-};
+use crate::console::{MISMATCH, complain, format_table, print, progress, sig3};
+use crate::inputs::{load_queries, load_scene, query_file};
 use crate::measure::{Config, Run, ScenePlan, Structure, Timing, measure, median, typical_size};
 use crate::queries::Query;
 use crate::scene::{Dim, Scene};

@@ -1,6 +1,6 @@
 //! Query sets: static boxes for the bulk builds, rays, box queries and
 //! camera frustums, each seeded and spread over the uniform scenario's
-//! cube (see [`side`](crate::side)).
+//! cube (see [`side`]).
 
 use sparti::glam::Vec3;
 use sparti::glam::camera::rh::{proj::directx, view};
