@@ -2,9 +2,10 @@
 //! command line, their Rust types, their settings ([`Config`]), the Rust
 //! code that builds them (for `tune`'s recommendation), and building one
 //! from its settings for any work ([`Config::build`] with an
-//! [`IndexJob`]). The `pairs` and `query` commands, `bench`, `tune` and
-//! the measurements all build their structures here; a new structure is
-//! one more variant of [`Structure`] and [`Config`].
+//! [`IndexJob`]), and the settings `tune` tries ([`grid`]). The `pairs`
+//! and `query` commands, `bench`, `tune`, the measurements, the demos and
+//! `sparti-bench` all build their structures here; a new structure is one
+//! more variant of [`Structure`] and [`Config`].
 
 use sparti::{
     Aabb, BruteForce, Bsp, BspConfig, LooseConfig, LooseOrthtree, Orthtree, OrthtreeConfig,
@@ -94,6 +95,48 @@ pub enum Config {
         /// Objects a leaf keeps before it splits (0: sink as deep as fits).
         leaf_capacity: u32,
     },
+}
+
+/// The settings `sparti tune` tries for a scene whose typical object size
+/// is `typical`: the brute force, then each tree family over sizes around
+/// it (powers of two), loosenesses and leaf capacities.
+pub fn grid(typical: f32, quick: bool) -> Vec<Config> {
+    let p = 2f32.powi(typical.max(f32::MIN_POSITIVE).log2().round() as i32);
+    let sizes: Vec<f32> = if quick {
+        vec![p / 2.0, p, p * 2.0]
+    } else {
+        vec![p / 4.0, p / 2.0, p, p * 2.0, p * 4.0]
+    };
+    let loosenesses: &[f32] = if quick {
+        &[1.5, 2.0]
+    } else {
+        &[1.25, 1.5, 2.0, 3.0]
+    };
+    let capacities: &[u32] = if quick { &[0, 2, 8] } else { &[0, 1, 2, 4, 8] };
+    let mut out = vec![Config::Brute];
+    for &m in &sizes {
+        out.push(Config::Orthtree { min_node_size: m });
+    }
+    for &m in &sizes {
+        for &l in loosenesses {
+            for &c in capacities {
+                out.push(Config::Loose {
+                    min_node_size: m,
+                    looseness: l,
+                    leaf_capacity: c as usize,
+                });
+            }
+        }
+    }
+    for &m in &sizes {
+        for &c in capacities {
+            out.push(Config::Bsp {
+                min_dimension: m,
+                leaf_capacity: c,
+            });
+        }
+    }
+    out
 }
 
 impl Config {

@@ -32,6 +32,7 @@ use std::time::Duration;
 use sparti::Vector;
 use sparti::glam::{Vec2, Vec3};
 
+use crate::catalogue::grid;
 use crate::console::{MISMATCH, complain, format_table, print, progress, sig3};
 use crate::inputs::{load_queries, load_scene, query_file};
 use crate::measure::{Config, Run, ScenePlan, Structure, Timing, measure, median, typical_size};
@@ -52,46 +53,6 @@ pub struct TuneArgs {
     /// extension `.queries`, if there is one.
     #[arg(long, value_name = "FILE")]
     pub queries: Option<PathBuf>,
-}
-
-/// The settings to try for a scene whose typical object size is `typical`.
-pub fn grid(typical: f32, quick: bool) -> Vec<Config> {
-    let p = 2f32.powi(typical.max(f32::MIN_POSITIVE).log2().round() as i32);
-    let sizes: Vec<f32> = if quick {
-        vec![p / 2.0, p, p * 2.0]
-    } else {
-        vec![p / 4.0, p / 2.0, p, p * 2.0, p * 4.0]
-    };
-    let loosenesses: &[f32] = if quick {
-        &[1.5, 2.0]
-    } else {
-        &[1.25, 1.5, 2.0, 3.0]
-    };
-    let capacities: &[u32] = if quick { &[0, 2, 8] } else { &[0, 1, 2, 4, 8] };
-    let mut out = vec![Config::Brute];
-    for &m in &sizes {
-        out.push(Config::Orthtree { min_node_size: m });
-    }
-    for &m in &sizes {
-        for &l in loosenesses {
-            for &c in capacities {
-                out.push(Config::Loose {
-                    min_node_size: m,
-                    looseness: l,
-                    leaf_capacity: c as usize,
-                });
-            }
-        }
-    }
-    for &m in &sizes {
-        for &c in capacities {
-            out.push(Config::Bsp {
-                min_dimension: m,
-                leaf_capacity: c,
-            });
-        }
-    }
-    out
 }
 
 /// The default structure of a dimension with its default settings.
