@@ -4,7 +4,7 @@
 //!
 //! - [`Moving`]: N objects in motion, in one of four [`Scenario`]s
 //!   (`uniform`, `clustered`, `flat`, `bullets`), used by `sparti bench`,
-//!   `sparti tune`, `sparti-bench` and the Criterion bench.
+//!   `sparti-bench`, its Criterion bench and sparti's examples.
 //! - [`discs`]: the bouncing discs of `sparti demo discs`.
 //! - [`queries`]: static boxes, rays, box queries and camera frustums for
 //!   the query workloads.

@@ -270,7 +270,8 @@ impl<V: Vector> Moving<V> {
     }
 
     /// Object `i`'s bounding sphere: the object itself for the spheres of
-    /// every scenario but the bullets' obstacles.
+    /// every scenario but the bullets' obstacles (boxes, whose bounding
+    /// sphere may reach past [`Moving::world`]).
     #[inline]
     pub fn sphere(&self, i: usize) -> Sphere<V> {
         Sphere {
