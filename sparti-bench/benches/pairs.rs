@@ -7,7 +7,9 @@
 //! cube of side `cbrt(N * 4/3 * pi * 9 / 2)` (3D) or a square of side
 //! `sqrt(N * pi * (4 + 1/6) / 2)` (2D), which gives each object about two
 //! overlapping neighbours, speed uniform in [0, 0.1] per frame in a random
-//! direction, fixed seed.
+//! direction, fixed seed: the scene kit's `uniform` scene (`sparti-scenes`),
+//! as in `sparti-bench` itself. The structures are the `sparti` tool's
+//! catalogue, named as on its command line (`octree`, `loose-quadtree`...).
 //!
 //! ```text
 //! cargo bench -p sparti-bench --bench pairs                 # everything (~4 min)
@@ -21,24 +23,20 @@ use criterion::{
     BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
 use sparti::glam::{Vec2, Vec3};
-use sparti::{
-    BruteForce, Bsp, BspConfig, Handle, LooseConfig, LooseOrthtree, ObjectDesc, Orthtree,
-    OrthtreeConfig, Pair, Shape, SpatialIndex, Vector,
-};
+use sparti::{Handle, ObjectDesc, Pair, Shape, SpatialIndex, Vector};
+use sparti_cli::catalogue::{Config, IndexJob, Structure};
+use sparti_scenes::{Moving, Scenario};
 
 /// Frames run before measuring, so the tree has settled into its moving
 /// shape (objects re-filed, idle leaves created).
 const WARM_UP_FRAMES: usize = 10;
 
-/// The moving objects: the scene `sparti-bench` itself runs (same seed,
-/// same generator). The bench uses its moving objects only.
-#[allow(dead_code)]
-#[path = "../src/scene.rs"]
-mod scene;
-use scene::Scene;
+/// The moving objects: the scene `sparti-bench` itself runs, the scene
+/// kit's uniform scenario (same seed, same generator).
+type Scene<V> = Moving<V>;
 
 fn shape<V: Vector>(scene: &Scene<V>, i: usize) -> Shape<V> {
-    Shape::sphere(scene.pos[i], scene.radius[i])
+    scene.shape(i)
 }
 
 fn insert<V: Vector, S: SpatialIndex<V, ()>>(scene: &Scene<V>, index: &mut S) -> Vec<Handle> {
@@ -91,9 +89,8 @@ struct Bench<V: Vector, S> {
 }
 
 impl<V: Vector, S: SpatialIndex<V, ()>> Bench<V, S> {
-    fn new(name: &str, n: usize, make: impl FnOnce(&Scene<V>) -> S) -> Self {
-        let scene = Scene::new(n);
-        let mut index = make(&scene);
+    fn new(name: &str, scene: Scene<V>, mut index: S) -> Self {
+        let n = scene.len();
         let handles = insert(&scene, &mut index);
         let mut b = Bench {
             scene,
@@ -129,15 +126,30 @@ impl<V: Vector, S: SpatialIndex<V, ()>> Bench<V, S> {
     }
 }
 
-/// Benchmarks one structure on one scene size. The scene is built and
-/// warmed up on first use, so benchmarks left out by a filter cost nothing.
-fn bench_one<V: Vector, S: SpatialIndex<V, ()>>(
-    c: &mut Criterion,
-    name: &str,
-    n: usize,
-    timing: Timing,
-    make: impl FnOnce(&Scene<V>) -> S,
-) {
+/// A warmed-up structure's frame: each call runs one, giving the pair
+/// count.
+type Frame = Box<dyn FnMut() -> usize>;
+
+/// Warms up the structure the catalogue built on the scene.
+struct WarmUp<'a, V: Vector> {
+    name: &'a str,
+    scene: Scene<V>,
+}
+
+impl<V: Vector> IndexJob<V, ()> for WarmUp<'_, V> {
+    type Output = Frame;
+    fn run<S: SpatialIndex<V, ()> + 'static>(self, index: S) -> Frame {
+        let mut bench = Bench::new(self.name, self.scene, index);
+        Box::new(move || bench.frame())
+    }
+}
+
+/// Benchmarks one structure of the `sparti` tool's catalogue (default
+/// settings, its world the region the objects stay in, so it never grows)
+/// on one scene size. The scene is built and warmed up on first use, so
+/// benchmarks left out by a filter cost nothing.
+fn bench_one<V: Vector>(c: &mut Criterion, structure: Structure, n: usize, timing: Timing) {
+    let name = structure.name(V::DIM);
     let mut group = c.benchmark_group(format!("pairs{}d", V::DIM));
     group
         .sample_size(10)
@@ -149,65 +161,35 @@ fn bench_one<V: Vector, S: SpatialIndex<V, ()>>(
             SamplingMode::Auto
         })
         .throughput(Throughput::Elements(n as u64));
-    let mut make = Some(make);
-    let mut bench: Option<Bench<V, S>> = None;
+    let mut frame: Option<Frame> = None;
     group.bench_function(BenchmarkId::new(name, n), |b| {
-        let bench =
-            bench.get_or_insert_with(|| Bench::new(name, n, make.take().expect("built once")));
-        b.iter(|| black_box(bench.frame()));
+        let frame = frame.get_or_insert_with(|| {
+            let scene = Moving::<V>::new(Scenario::Uniform, n);
+            Config::default_of(structure)
+                .build(Some(scene.world()), WarmUp { name, scene })
+                .expect("valid configuration")
+        });
+        b.iter(|| black_box(frame()));
     });
     group.finish();
 }
 
-/// The octree or quadtree with the default settings (minimum node size 1),
-/// its world set to the region the objects stay in, so it never grows.
-fn orthtree<V: Vector>(scene: &Scene<V>) -> Orthtree<V, ()> {
-    Orthtree::with_config(OrthtreeConfig {
-        world: Some(scene.world()),
-        ..Default::default()
-    })
-    .expect("valid configuration")
-}
-
-/// The loose octree or quadtree with the default settings (looseness 2),
-/// its world the objects' region.
-fn loose<V: Vector>(scene: &Scene<V>) -> LooseOrthtree<V, ()> {
-    LooseOrthtree::with_config(LooseConfig {
-        world: Some(scene.world()),
-        ..Default::default()
-    })
-    .expect("valid configuration")
-}
-
-/// The BSP with the default settings, its world the objects' region.
-fn bsp<V: Vector>(scene: &Scene<V>) -> Bsp<V, ()> {
-    Bsp::with_config(BspConfig {
-        world: Some(scene.world()),
-        ..Default::default()
-    })
-    .expect("valid configuration")
-}
-
 /// Every structure of one dimension.
-fn dimension<V: Vector>(c: &mut Criterion, tree: &str, loose_name: &str, bsp_name: &str) {
+fn dimension<V: Vector>(c: &mut Criterion) {
     let sizes = [(1_000, QUICK), (10_000, QUICK), (100_000, SLOW)];
-    for (n, timing) in sizes {
-        bench_one::<V, _>(c, tree, n, timing, orthtree);
-    }
-    for (n, timing) in sizes {
-        bench_one::<V, _>(c, loose_name, n, timing, loose);
-    }
-    for (n, timing) in sizes {
-        bench_one::<V, _>(c, bsp_name, n, timing, bsp);
+    for s in [Structure::Orthtree, Structure::Loose, Structure::Bsp] {
+        for (n, timing) in sizes {
+            bench_one::<V>(c, s, n, timing);
+        }
     }
     for (n, timing) in [(1_000, QUICK), (10_000, SLOW)] {
-        bench_one::<V, _>(c, "brute_force", n, timing, |_| BruteForce::new());
+        bench_one::<V>(c, Structure::Brute, n, timing);
     }
 }
 
 fn pairs(c: &mut Criterion) {
-    dimension::<Vec3>(c, "octree", "loose_octree", "bsp");
-    dimension::<Vec2>(c, "quadtree", "loose_quadtree", "bsp");
+    dimension::<Vec3>(c);
+    dimension::<Vec2>(c);
 }
 
 criterion_group!(benches, pairs);

@@ -8,7 +8,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 use sparti::glam::{Vec2, Vec3};
 use sparti::{Handle, ObjectDesc, Shape, SpatialIndex, Vector};
 
-use crate::scene::Scene;
+use sparti_cli::catalogue::{Config, IndexJob, Structure};
+
+use crate::scene::{Scene, overlap};
 
 /// One implementation of the workload. `frame` is the timed part: it reads
 /// the objects' new centres from the scene (moved by the harness, untimed),
@@ -48,37 +50,70 @@ impl Dim for Vec3 {
 
 // ---------------------------------------------------------------- sparti
 
-/// A sparti structure: `SpatialIndex::update` for every object, `end_frame`,
-/// then `for_each_pair` (its exact test is the same sphere test).
-pub struct SpartiDyn<V: Vector, S> {
-    make: fn(&Scene<V>) -> S,
-    index: Option<S>,
-    handles: Vec<Handle>,
+/// A sparti structure from the catalogue of the `sparti` tool (default
+/// settings, the world preset to the region the scene's objects stay in),
+/// built at `setup` once the scene is known.
+pub struct SpartiDyn<V: Vector> {
+    structure: Structure,
+    built: Option<Box<dyn Dynamic<V>>>,
 }
 
-impl<V: Vector, S: SpatialIndex<V, u32>> SpartiDyn<V, S> {
-    pub fn new(make: fn(&Scene<V>) -> S) -> Self {
+impl<V: Vector> SpartiDyn<V> {
+    pub fn new(structure: Structure) -> Self {
         Self {
-            make,
-            index: None,
-            handles: Vec::new(),
+            structure,
+            built: None,
         }
     }
 }
 
-impl<V: Vector, S: SpatialIndex<V, u32>> Dynamic<V> for SpartiDyn<V, S> {
+impl<V: Vector> Dynamic<V> for SpartiDyn<V> {
     fn setup(&mut self, scene: &Scene<V>) {
-        let mut index = (self.make)(scene);
-        let descs = (0..scene.len())
-            .map(|i| ObjectDesc::new(Shape::Sphere(scene.sphere(i)), i as u32))
-            .collect();
-        self.handles = index.insert_many(descs).expect("valid spheres");
-        index.flush();
-        self.index = Some(index);
+        let mut built = Config::default_of(self.structure)
+            .build(Some(scene.world()), Filled)
+            .expect("valid configuration");
+        built.setup(scene);
+        self.built = Some(built);
     }
 
     fn frame(&mut self, scene: &Scene<V>, out: &mut Vec<(u32, u32)>) {
-        let index = self.index.as_mut().expect("set up");
+        self.built.as_mut().expect("set up").frame(scene, out);
+    }
+}
+
+/// Hands a structure built by the catalogue to the workload, empty.
+struct Filled;
+
+impl<V: Vector> IndexJob<V, u32> for Filled {
+    type Output = Box<dyn Dynamic<V>>;
+    fn run<S: SpatialIndex<V, u32> + 'static>(self, index: S) -> Self::Output {
+        Box::new(SpartiRun {
+            index,
+            handles: Vec::new(),
+        })
+    }
+}
+
+/// A sparti structure under the workload: `SpatialIndex::update` for every
+/// object, `end_frame`, then `for_each_pair` (its exact test is the same
+/// sphere test).
+struct SpartiRun<S> {
+    index: S,
+    handles: Vec<Handle>,
+}
+
+impl<V: Vector, S: SpatialIndex<V, u32>> Dynamic<V> for SpartiRun<S> {
+    fn setup(&mut self, scene: &Scene<V>) {
+        assert!(self.index.is_empty(), "set up once");
+        let descs = (0..scene.len())
+            .map(|i| ObjectDesc::new(Shape::Sphere(scene.sphere(i)), i as u32))
+            .collect();
+        self.handles = self.index.insert_many(descs).expect("valid spheres");
+        self.index.flush();
+    }
+
+    fn frame(&mut self, scene: &Scene<V>, out: &mut Vec<(u32, u32)>) {
+        let index = &mut self.index;
         for (i, &h) in self.handles.iter().enumerate() {
             index
                 .update(h, Shape::Sphere(scene.sphere(i)))
@@ -93,7 +128,7 @@ impl<V: Vector, S: SpatialIndex<V, u32>> Dynamic<V> for SpartiDyn<V, S> {
 // ---------------------------------------------------------------- parry3d
 
 fn parry_aabb(scene: &Scene<Vec3>, i: usize) -> parry3d::bounding_volume::Aabb {
-    let (c, r) = (scene.pos[i], scene.radius[i]);
+    let (c, r) = (scene.center(i), scene.sphere(i).radius);
     parry3d::bounding_volume::Aabb::new(
         parry3d::math::Vector::new(c.x - r, c.y - r, c.z - r),
         parry3d::math::Vector::new(c.x + r, c.y + r, c.z + r),
@@ -127,7 +162,7 @@ impl Dynamic<Vec3> for ParryDyn {
         out.clear();
         self.bvh
             .traverse_bvtt_single_tree::<false>(&mut self.ws, &mut |a, b| {
-                if scene.overlap(a as usize, b as usize) {
+                if overlap(scene, a as usize, b as usize) {
                     out.push(ordered(a, b));
                 }
             });
@@ -192,8 +227,8 @@ impl Dynamic<Vec3> for RapierDyn {
         for i in 0..scene.len() {
             // Colliders without a body count as fixed: fixed-fixed pairs
             // must be enabled for the broad phase to report them.
-            let c = ColliderBuilder::ball(scene.radius[i])
-                .translation(rapier_vec(scene.pos[i]))
+            let c = ColliderBuilder::ball(scene.sphere(i).radius)
+                .translation(rapier_vec(scene.center(i)))
                 .active_collision_types(ActiveCollisionTypes::all())
                 .build();
             let h = self.colliders.insert(c);
@@ -223,7 +258,7 @@ impl Dynamic<Vec3> for RapierDyn {
             self.colliders
                 .get_mut(h)
                 .expect("live collider")
-                .set_translation(rapier_vec(scene.pos[i]));
+                .set_translation(rapier_vec(scene.center(i)));
         }
         // Drops the set's own modified list: every collider is passed below.
         let _ = self.colliders.take_modified();
@@ -254,7 +289,7 @@ impl Dynamic<Vec3> for RapierDyn {
         out.clear();
         for &key in &self.candidates {
             let (a, b) = ((key >> 32) as u32, key as u32);
-            if scene.overlap(a as usize, b as usize) {
+            if overlap(scene, a as usize, b as usize) {
                 out.push((a, b));
             }
         }
@@ -267,7 +302,7 @@ pub type RItem<V> =
     rstar::primitives::GeomWithData<rstar::primitives::Rectangle<<V as Dim>::P>, u32>;
 
 pub fn rstar_item<V: Dim>(scene: &Scene<V>, i: usize) -> RItem<V> {
-    let (c, r) = (scene.pos[i], scene.radius[i]);
+    let (c, r) = (scene.center(i), scene.sphere(i).radius);
     rstar::primitives::GeomWithData::new(
         rstar::primitives::Rectangle::from_corners((c - V::splat(r)).p(), (c + V::splat(r)).p()),
         i as u32,
@@ -288,7 +323,7 @@ impl<V: Dim> Dynamic<V> for RstarDyn {
         let tree = rstar::RTree::bulk_load(items);
         out.clear();
         for (a, b) in tree.intersection_candidates_with_other_tree(&tree) {
-            if a.data < b.data && scene.overlap(a.data as usize, b.data as usize) {
+            if a.data < b.data && overlap(scene, a.data as usize, b.data as usize) {
                 out.push((a.data, b.data));
             }
         }
@@ -348,14 +383,14 @@ pub struct BvhDyn {
 impl Dynamic<Vec3> for BvhDyn {
     fn setup(&mut self, scene: &Scene<Vec3>) {
         self.shapes = (0..scene.len())
-            .map(|i| bvh_shape(scene.pos[i], scene.radius[i], i as u32))
+            .map(|i| bvh_shape(scene.center(i), scene.sphere(i).radius, i as u32))
             .collect();
     }
 
     fn frame(&mut self, scene: &Scene<Vec3>, out: &mut Vec<(u32, u32)>) {
         for s in &mut self.shapes {
             let i = s.id as usize;
-            let (c, r) = (scene.pos[i], scene.radius[i]);
+            let (c, r) = (scene.center(i), scene.sphere(i).radius);
             s.aabb = bvh::aabb::Aabb::with_bounds(
                 na_point(c - Vec3::splat(r)),
                 na_point(c + Vec3::splat(r)),
@@ -365,7 +400,7 @@ impl Dynamic<Vec3> for BvhDyn {
         out.clear();
         for s in &self.shapes {
             for o in tree.traverse(&s.aabb, &self.shapes) {
-                if s.id < o.id && scene.overlap(s.id as usize, o.id as usize) {
+                if s.id < o.id && overlap(scene, s.id as usize, o.id as usize) {
                     out.push((s.id, o.id));
                 }
             }
@@ -389,14 +424,14 @@ impl Dynamic<Vec2> for BroccoliDyn {
     fn frame(&mut self, scene: &Scene<Vec2>, out: &mut Vec<(u32, u32)>) {
         self.rects.clear();
         self.rects.extend((0..scene.len()).map(|i| {
-            let (c, r) = (scene.pos[i], scene.radius[i]);
+            let (c, r) = (scene.center(i), scene.sphere(i).radius);
             (broccoli::rect(c.x - r, c.x + r, c.y - r, c.y + r), i as u32)
         }));
         out.clear();
         let mut tree = broccoli::Tree::new(&mut self.rects);
         tree.find_colliding_pairs(|a, b| {
             let (a, b) = (*a.unpack_inner(), *b.unpack_inner());
-            if scene.overlap(a as usize, b as usize) {
+            if overlap(scene, a as usize, b as usize) {
                 out.push(ordered(a, b));
             }
         });

@@ -6,6 +6,8 @@
 use sparti::glam::Vec3;
 use sparti::{Aabb, Filter, Frustum, ObjectDesc, Ray, Shape, SpatialIndex, Sphere};
 
+use sparti_cli::catalogue::{Config, IndexJob, Structure};
+
 use crate::pairs::{BShape, bvh_shape, na_point};
 use crate::scene::frustum_hits_box;
 
@@ -22,21 +24,32 @@ pub trait Static3 {
 
 // ---------------------------------------------------------------- sparti
 
-/// A sparti structure: `insert_many` + `flush`, then `ray_nearest`,
-/// `query_aabb`, `query_frustum` into a reused `Vec`.
+/// A sparti structure from the catalogue of the `sparti` tool (default
+/// settings, the world preset): `insert_many` + `flush`, then
+/// `ray_nearest`, `query_aabb`, `query_frustum` into a reused `Vec`.
 pub struct SpartiStatic<S> {
-    make: Box<dyn Fn() -> S>,
-    index: Option<S>,
+    index: S,
     out: Vec<sparti::Handle>,
 }
 
-impl<S: SpatialIndex<Vec3, u32>> SpartiStatic<S> {
-    pub fn new(make: Box<dyn Fn() -> S>) -> Self {
-        Self {
-            make,
-            index: None,
+/// The catalogue's `structure` over `world`, empty, for the query
+/// workloads.
+pub fn sparti_static(structure: Structure, world: Aabb<Vec3>) -> Box<dyn Static3> {
+    Config::default_of(structure)
+        .build(Some(world), Empty)
+        .expect("valid configuration")
+}
+
+/// Hands a structure built by the catalogue to the query workloads.
+struct Empty;
+
+impl IndexJob<Vec3, u32> for Empty {
+    type Output = Box<dyn Static3>;
+    fn run<S: SpatialIndex<Vec3, u32> + 'static>(self, index: S) -> Self::Output {
+        Box::new(SpartiStatic {
+            index,
             out: Vec::new(),
-        }
+        })
     }
 }
 
@@ -51,23 +64,24 @@ pub fn descs(spheres: &[Sphere<Vec3>]) -> Vec<ObjectDesc<Vec3, u32>> {
 
 impl<S: SpatialIndex<Vec3, u32>> Static3 for SpartiStatic<S> {
     fn build(&mut self, spheres: &[Sphere<Vec3>]) {
-        let mut index = (self.make)();
-        index.insert_many(descs(spheres)).expect("valid spheres");
-        index.flush();
-        self.index = Some(index);
+        assert!(self.index.is_empty(), "built once");
+        self.index
+            .insert_many(descs(spheres))
+            .expect("valid spheres");
+        self.index.flush();
     }
     fn ray(&mut self, ray: &Ray<Vec3>, max: f32) -> Hit {
-        let index = self.index.as_mut().expect("built");
+        let index = &mut self.index;
         let h = index.ray_nearest(ray, max, Filter::ALL)?;
         Some((index.get(h.handle).expect("live").value, h.distance))
     }
     fn boxq(&mut self, b: &Aabb<Vec3>) -> usize {
-        let index = self.index.as_mut().expect("built");
+        let index = &mut self.index;
         index.query_aabb(b, Filter::ALL, &mut self.out);
         self.out.len()
     }
     fn frustum(&mut self, f: &Frustum<Vec3>) -> usize {
-        let index = self.index.as_mut().expect("built");
+        let index = &mut self.index;
         index.query_frustum(f, Filter::ALL, &mut self.out);
         self.out.len()
     }

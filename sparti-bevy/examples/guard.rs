@@ -22,8 +22,7 @@ use bevy_ecs::prelude::*;
 use bevy_math::Vec2;
 use bevy_transform::TransformPlugin;
 use bevy_transform::components::Transform;
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64;
+use rand::Rng as _;
 use sparti::{Cone, Filter, Ray};
 use sparti_bevy::{Collider, ContactStarted, Quadtree, SpartiPlugin, SpatialQuery};
 use sparti_cli::demo::render::{BACKGROUND, BULLET, Canvas, DISC, GifWriter, OBSTACLE};
@@ -66,7 +65,7 @@ struct Tally {
 }
 
 #[derive(Resource)]
-struct Dice(Pcg64);
+struct Dice(sparti_scenes::Rng);
 
 /// The guard's view cone this frame.
 fn cone(g: &Guard) -> Cone<Vec2> {
@@ -226,7 +225,7 @@ fn draw(world: &mut World, canvas: &mut Canvas) {
 fn app(seed: u64) -> App {
     let mut app = App::new();
     app.add_plugins((TransformPlugin, SpartiPlugin::<Vec2, Quadtree>::default()))
-        .insert_resource(Dice(Pcg64::seed_from_u64(seed)))
+        .insert_resource(Dice(sparti_scenes::rng(seed)))
         .insert_resource(Guard {
             at: Vec2::new(W / 2.0, H / 2.0),
             angle: 0.0,

@@ -10,13 +10,13 @@ use bevy_ecs::prelude::*;
 use bevy_math::{Vec2, Vec3};
 use bevy_transform::TransformPlugin;
 use bevy_transform::components::Transform;
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64;
+use rand::Rng as _;
 use sparti::{Aabb, Filter, Shape, Sphere};
 use sparti_bevy::{
     Bsp2, Collider, ContactStarted, ContactStopped, Dim, Index, LooseOctree, LooseQuadtree, Octree,
     Quadtree, Sparti, SpartiPlugin, SpatialQuery,
 };
+use sparti_scenes::{Rng, in_cube};
 
 /// Unordered entity pair.
 fn key(a: Entity, b: Entity) -> (Entity, Entity) {
@@ -73,14 +73,6 @@ fn expected<V: Dim>(shapes: &[(Entity, Shape<V>, Collider<V>)]) -> BTreeSet<(Ent
     out
 }
 
-fn random_v<V: Dim>(r: &mut Pcg64, side: f32) -> V {
-    let mut v = V::ZERO;
-    for i in 0..V::DIM {
-        v = v.with(i, r.random_range(0.0..side));
-    }
-    v
-}
-
 fn translation<V: Dim>(v: V) -> Vec3 {
     let mut t = Vec3::ZERO;
     for i in 0..V::DIM {
@@ -89,7 +81,7 @@ fn translation<V: Dim>(v: V) -> Vec3 {
     t
 }
 
-fn random_collider<V: Dim>(r: &mut Pcg64) -> Collider<V> {
+fn random_collider<V: Dim>(r: &mut Rng) -> Collider<V> {
     let c = if r.random_bool(0.7) {
         Collider::sphere(r.random_range(0.3..1.5))
     } else {
@@ -106,12 +98,12 @@ fn random_collider<V: Dim>(r: &mut Pcg64) -> Collider<V> {
 /// Runs `frames` frames of a scene with `n` entities at first, checking
 /// every frame.
 fn run<V: Dim, S: Index<V> + Default>(seed: u64, n: usize, frames: usize) {
-    let mut r = Pcg64::seed_from_u64(seed);
+    let mut r = sparti_scenes::rng(seed);
     let side = (n as f32).powf(1.0 / V::DIM as f32) * 2.5;
     let mut app = App::new();
     app.add_plugins((TransformPlugin, SpartiPlugin::<V, S>::default()));
     for _ in 0..n {
-        let p: V = random_v(&mut r, side);
+        let p: V = in_cube(&mut r, 0.0, side);
         app.world_mut().spawn((
             Transform::from_translation(translation(p)),
             random_collider::<V>(&mut r),
@@ -133,7 +125,7 @@ fn run<V: Dim, S: Index<V> + Default>(seed: u64, n: usize, frames: usize) {
             for (e, mut t, c) in q.iter_mut(w) {
                 all.push(e);
                 if !c.is_static && r.random_bool(0.8) {
-                    let d: V = random_v(&mut r, 0.6);
+                    let d: V = in_cube(&mut r, 0.0, 0.6);
                     let step = translation(d - V::splat(0.3));
                     if t.translation.is_finite() {
                         t.translation += step;
@@ -144,7 +136,7 @@ fn run<V: Dim, S: Index<V> + Default>(seed: u64, n: usize, frames: usize) {
             if let Some(e) = bad.take() {
                 // Back to a valid place.
                 if let Some(mut t) = w.get_mut::<Transform>(e) {
-                    t.translation = translation(random_v::<V>(&mut r, side));
+                    t.translation = translation(in_cube::<V>(&mut r, 0.0, side));
                 }
             } else if frame % 3 == 1 && !all.is_empty() {
                 let e = all[r.random_range(0..all.len())];
@@ -166,7 +158,7 @@ fn run<V: Dim, S: Index<V> + Default>(seed: u64, n: usize, frames: usize) {
                 }
             }
             for _ in 0..r.random_range(0..4) {
-                let p: V = random_v(&mut r, side);
+                let p: V = in_cube(&mut r, 0.0, side);
                 w.spawn((
                     Transform::from_translation(translation(p)),
                     random_collider::<V>(&mut r),
@@ -217,7 +209,7 @@ fn run<V: Dim, S: Index<V> + Default>(seed: u64, n: usize, frames: usize) {
         total_started += started.len();
         total_stopped += stopped.len();
         // Queries from a read-only system.
-        let centre: V = random_v(&mut r, side);
+        let centre: V = in_cube(&mut r, 0.0, side);
         let radius = r.random_range(0.5..4.0);
         let (mut near, mut boxed) = app
             .world_mut()

@@ -16,23 +16,21 @@
 //! results too must agree.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use sparti::glam::{Vec2, Vec3};
 use sparti::{Aabb, Vector};
 
-use crate::measure::{Config, Run, ScenePlan, Structure, Timing, check_scene, measure};
+use crate::console::{MISMATCH, complain, format_table, print, progress, sig3};
+use crate::inputs::{load_queries, load_scene, query_file};
+use crate::measure::{Config, Run, ScenePlan, Structure, Timing, measure};
 use crate::plot::{Plot, Series, escape};
-use crate::queries::{Query, parse_queries};
+use crate::queries::Query;
 use crate::scenarios::{Scenario, Synthetic};
-use crate::scene::{Dim, Scene, parse_scene};
-
-/// Exit code when a structure disagrees with the brute force.
-pub const MISMATCH: u8 = 3;
+use crate::scene::{Dim, Scene};
 
 /// The arguments of `sparti bench`.
 #[derive(clap::Args, Debug, Clone)]
@@ -54,149 +52,6 @@ pub struct BenchArgs {
     /// 1000,3000,10000,30000,100000; 1000,3000,10000 with --quick).
     #[arg(long, value_delimiter = ',')]
     pub sizes: Option<Vec<usize>>,
-}
-
-/// Reads and parses a scene file and checks that sparti's structures can
-/// hold its objects; the error is the `FILE:LINE: message`
-/// text for stderr.
-///
-/// # Errors
-/// The file cannot be read or is malformed.
-pub fn load_scene(path: &Path) -> Result<Scene, String> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| format!("{}: cannot read the file: {e}", path.display()))?;
-    let at = |errors: &[crate::scene::LineError]| {
-        errors
-            .iter()
-            .map(|e| format!("{}:{}: {}", path.display(), e.line, e.message))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    let scene = parse_scene(&bytes).map_err(|e| at(&e))?;
-    match scene.dim {
-        Dim::Two => check_scene::<Vec2>(&scene),
-        Dim::Three => check_scene::<Vec3>(&scene),
-    }
-    .map_err(|e| at(&[e]))?;
-    Ok(scene)
-}
-
-/// A scene's query file: `explicit` when given, otherwise the file beside
-/// the scene with the extension `.queries` (`discs2d.csv` and
-/// `discs2d.queries`), if there is one.
-pub fn query_file(scene: &Path, explicit: Option<&Path>) -> Option<PathBuf> {
-    explicit.map(Path::to_path_buf).or_else(|| {
-        let beside = scene.with_extension("queries");
-        (beside != scene && beside.is_file()).then_some(beside)
-    })
-}
-
-/// Reads and parses a query file for a scene of `V`'s dimension; the
-/// error is the `FILE:LINE: message` text for stderr.
-///
-/// # Errors
-/// The file cannot be read or is malformed.
-pub fn load_queries<V: Vector>(path: &Path) -> Result<Vec<Query<V>>, String> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| format!("{}: cannot read the file: {e}", path.display()))?;
-    parse_queries(&bytes).map_err(|errors| {
-        errors
-            .iter()
-            .map(|e| format!("{}:{}: {}", path.display(), e.line, e.message))
-            .collect::<Vec<_>>()
-            .join("\n")
-    })
-}
-
-/// Writes a message on stderr (never panicking on a closed pipe).
-pub fn complain(message: &str) {
-    let _ = writeln!(std::io::stderr(), "{message}");
-}
-
-/// Writes text on stdout; false if it cannot be written (a closed pipe is
-/// the reader's choice and counts as written).
-pub fn print(text: &str) -> bool {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Ok(()) => true,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => true,
-        Err(e) => {
-            complain(&format!("sparti: cannot write the output: {e}"));
-            false
-        }
-    }
-}
-
-/// A progress bar on stderr (drawn only on a terminal).
-pub fn progress(total: u64) -> ProgressBar {
-    let bar = ProgressBar::new(total);
-    if let Ok(style) =
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {wide_msg}")
-    {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar
-}
-
-/// Lays out a text table: a header, a rule, the rows; columns padded to
-/// their widest cell, left-aligned where `left[i]`, else right-aligned.
-pub fn format_table(header: &[&str], rows: &[Vec<String>], left: &[bool]) -> String {
-    let cols = header.len();
-    let mut width: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for r in rows {
-        for (i, c) in r.iter().enumerate().take(cols) {
-            width[i] = width[i].max(c.chars().count());
-        }
-    }
-    let line = |cells: &mut dyn Iterator<Item = &str>| {
-        let mut s = String::new();
-        for (i, c) in cells.enumerate() {
-            if i > 0 {
-                s.push_str("  ");
-            }
-            let pad = width[i].saturating_sub(c.chars().count());
-            if left.get(i).copied().unwrap_or(false) {
-                s.push_str(c);
-                if i + 1 < cols {
-                    s.extend(std::iter::repeat_n(' ', pad));
-                }
-            } else {
-                s.extend(std::iter::repeat_n(' ', pad));
-                s.push_str(c);
-            }
-        }
-        s.push('\n');
-        s
-    };
-    let mut out = line(&mut header.iter().copied());
-    let total: usize = width.iter().sum::<usize>() + 2 * cols.saturating_sub(1);
-    out.push_str(&"-".repeat(total));
-    out.push('\n');
-    for r in rows {
-        out.push_str(&line(&mut r.iter().map(String::as_str)));
-    }
-    out
-}
-
-/// A number with about three significant digits.
-pub fn sig3(v: f64) -> String {
-    if !v.is_finite() {
-        return "-".into();
-    }
-    let a = v.abs();
-    if a >= 100.0 || a == 0.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else if a >= 0.1 {
-        format!("{v:.3}")
-    } else if a >= 0.01 {
-        format!("{v:.4}")
-    } else {
-        format!("{v:.5}")
-    }
 }
 
 /// One measured (structure, workload) of the table.

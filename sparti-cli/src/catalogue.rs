@@ -2,13 +2,14 @@
 //! command line, their Rust types, their settings ([`Config`]), the Rust
 //! code that builds them (for `tune`'s recommendation), and building one
 //! from its settings for any work ([`Config::build`] with an
-//! [`IndexJob`]). The `pairs` and `query` commands, `bench`, `tune` and
-//! the measurements all build their structures here; a new structure is
-//! one more variant of [`Structure`] and [`Config`].
+//! [`IndexJob`]), and the settings `tune` tries ([`grid`]). The `pairs`
+//! and `query` commands, `bench`, `tune`, the measurements, the demos and
+//! `sparti-bench` all build their structures here; a new structure is one
+//! more variant of [`Structure`] and [`Config`].
 
 use sparti::{
     Aabb, BruteForce, Bsp, BspConfig, LooseConfig, LooseOrthtree, Orthtree, OrthtreeConfig,
-    SpatialIndex, Vector,
+    OutOfBounds, SpatialIndex, Vector,
 };
 
 /// Work to do with a structure of any type: [`Config::build`] builds the
@@ -17,7 +18,7 @@ pub trait IndexJob<V: Vector, T> {
     /// What the work gives.
     type Output;
     /// Does the work with `index`.
-    fn run<S: SpatialIndex<V, T>>(self, index: S) -> Self::Output;
+    fn run<S: SpatialIndex<V, T> + 'static>(self, index: S) -> Self::Output;
 }
 
 /// The structures, independent of their settings.
@@ -96,6 +97,48 @@ pub enum Config {
     },
 }
 
+/// The settings `sparti tune` tries for a scene whose typical object size
+/// is `typical`: the brute force, then each tree family over sizes around
+/// it (powers of two), loosenesses and leaf capacities.
+pub fn grid(typical: f32, quick: bool) -> Vec<Config> {
+    let p = 2f32.powi(typical.max(f32::MIN_POSITIVE).log2().round() as i32);
+    let sizes: Vec<f32> = if quick {
+        vec![p / 2.0, p, p * 2.0]
+    } else {
+        vec![p / 4.0, p / 2.0, p, p * 2.0, p * 4.0]
+    };
+    let loosenesses: &[f32] = if quick {
+        &[1.5, 2.0]
+    } else {
+        &[1.25, 1.5, 2.0, 3.0]
+    };
+    let capacities: &[u32] = if quick { &[0, 2, 8] } else { &[0, 1, 2, 4, 8] };
+    let mut out = vec![Config::Brute];
+    for &m in &sizes {
+        out.push(Config::Orthtree { min_node_size: m });
+    }
+    for &m in &sizes {
+        for &l in loosenesses {
+            for &c in capacities {
+                out.push(Config::Loose {
+                    min_node_size: m,
+                    looseness: l,
+                    leaf_capacity: c as usize,
+                });
+            }
+        }
+    }
+    for &m in &sizes {
+        for &c in capacities {
+            out.push(Config::Bsp {
+                min_dimension: m,
+                leaf_capacity: c,
+            });
+        }
+    }
+    out
+}
+
 impl Config {
     /// The library's default settings of a structure.
     pub fn default_of(s: Structure) -> Config {
@@ -135,6 +178,41 @@ impl Config {
         }
     }
 
+    /// The size setting (a tree's minimum node size, a BSP's minimum
+    /// dimension; `None` for the brute force).
+    pub fn size(&self) -> Option<f32> {
+        match *self {
+            Config::Brute => None,
+            Config::Orthtree { min_node_size } | Config::Loose { min_node_size, .. } => {
+                Some(min_node_size)
+            }
+            Config::Bsp { min_dimension, .. } => Some(min_dimension),
+        }
+    }
+
+    /// The same settings with another size setting (see [`Config::size`]).
+    pub fn with_size(self, size: f32) -> Config {
+        match self {
+            Config::Brute => Config::Brute,
+            Config::Orthtree { .. } => Config::Orthtree {
+                min_node_size: size,
+            },
+            Config::Loose {
+                looseness,
+                leaf_capacity,
+                ..
+            } => Config::Loose {
+                min_node_size: size,
+                looseness,
+                leaf_capacity,
+            },
+            Config::Bsp { leaf_capacity, .. } => Config::Bsp {
+                min_dimension: size,
+                leaf_capacity,
+            },
+        }
+    }
+
     /// The settings as `name value` pairs, e.g. `min_node_size 2, looseness 1.5`
     /// (`-` for the brute force).
     pub fn params(&self) -> String {
@@ -164,14 +242,11 @@ impl Config {
         }
     }
 
-    /// The Rust expression that builds this structure in dimension `dim`
-    /// (settings equal to the defaults left out), ready to paste: a value
-    /// of the structure's type, not a `Result`.
-    pub fn code(&self, dim: usize) -> String {
-        let ty = self.structure().type_name(dim);
+    /// The settings that differ from the structure's defaults, as Rust
+    /// field initialisers (`min_node_size: 2.0`), in declaration order.
+    pub fn changed_fields(&self) -> Vec<String> {
         let d = Config::default_of(self.structure());
-        let fields: Vec<String> = match (*self, d) {
-            (Config::Brute, _) => return format!("{ty}::new()"),
+        match (*self, d) {
             (Config::Orthtree { min_node_size: m }, Config::Orthtree { min_node_size: dm }) => {
                 [(m != dm).then(|| format!("min_node_size: {m:?}"))]
                     .into_iter()
@@ -214,7 +289,15 @@ impl Config {
             .flatten()
             .collect(),
             _ => Vec::new(),
-        };
+        }
+    }
+
+    /// The Rust expression that builds this structure in dimension `dim`
+    /// (settings equal to the defaults left out), ready to paste: a value
+    /// of the structure's type, not a `Result`.
+    pub fn code(&self, dim: usize) -> String {
+        let ty = self.structure().type_name(dim);
+        let fields = self.changed_fields();
         if fields.is_empty() {
             return format!("{ty}::new()");
         }
@@ -232,13 +315,37 @@ impl Config {
 
 impl Config {
     /// Builds the structure these settings describe, its root enclosing
-    /// `world` if given, and hands it to `job`.
+    /// `world` if given (growing to hold what leaves it), and hands it to
+    /// `job`.
     ///
     /// # Errors
     /// The library refuses the settings.
-    pub fn build<V: Vector, T, J: IndexJob<V, T>>(
+    pub fn build<V: Vector, T: 'static, J: IndexJob<V, T>>(
         self,
         world: Option<Aabb<V>>,
+        job: J,
+    ) -> Result<J::Output, sparti::Error> {
+        self.make(world, OutOfBounds::default(), job)
+    }
+
+    /// As [`Config::build`] over a fixed `world`: the trees refuse or evict
+    /// what leaves it, as `policy` says (the brute force has no world).
+    ///
+    /// # Errors
+    /// The library refuses the settings.
+    pub fn build_bounded<V: Vector, T: 'static, J: IndexJob<V, T>>(
+        self,
+        world: Aabb<V>,
+        policy: OutOfBounds,
+        job: J,
+    ) -> Result<J::Output, sparti::Error> {
+        self.make(Some(world), policy, job)
+    }
+
+    fn make<V: Vector, T: 'static, J: IndexJob<V, T>>(
+        self,
+        world: Option<Aabb<V>>,
+        out_of_bounds: OutOfBounds,
         job: J,
     ) -> Result<J::Output, sparti::Error> {
         Ok(match self {
@@ -247,7 +354,7 @@ impl Config {
                 job.run(Orthtree::<V, T>::with_config(OrthtreeConfig {
                     world,
                     min_node_size,
-                    ..Default::default()
+                    out_of_bounds,
                 })?)
             }
             Config::Loose {
@@ -259,7 +366,7 @@ impl Config {
                 min_node_size,
                 looseness,
                 leaf_capacity,
-                ..Default::default()
+                out_of_bounds,
             })?),
             Config::Bsp {
                 min_dimension,
@@ -268,7 +375,7 @@ impl Config {
                 world,
                 min_dimension,
                 leaf_capacity,
-                ..Default::default()
+                out_of_bounds,
             })?),
         })
     }

@@ -239,7 +239,7 @@ struct Execute<'a, V: Vector> {
 impl<V: Vector> IndexJob<V, u64> for Execute<'_, V> {
     type Output = Result<String, LineError>;
 
-    fn run<S: SpatialIndex<V, u64>>(self, index: S) -> Self::Output {
+    fn run<S: SpatialIndex<V, u64> + 'static>(self, index: S) -> Self::Output {
         let (name, scene, mut out) = (self.name.name(), self.scene, String::new());
         match self.job {
             Job::Pairs(only) => replay::pairs(index, name, scene, *only, &mut out)?,

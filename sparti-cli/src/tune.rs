@@ -32,9 +32,9 @@ use std::time::Duration;
 use sparti::Vector;
 use sparti::glam::{Vec2, Vec3};
 
-use crate::bench::{
-    MISMATCH, complain, format_table, load_queries, load_scene, print, progress, query_file, sig3,
-};
+use crate::catalogue::grid;
+use crate::console::{MISMATCH, complain, format_table, print, progress, sig3};
+use crate::inputs::{load_queries, load_scene, query_file};
 use crate::measure::{Config, Run, ScenePlan, Structure, Timing, measure, median, typical_size};
 use crate::queries::Query;
 use crate::scene::{Dim, Scene};
@@ -53,46 +53,6 @@ pub struct TuneArgs {
     /// extension `.queries`, if there is one.
     #[arg(long, value_name = "FILE")]
     pub queries: Option<PathBuf>,
-}
-
-/// The settings to try for a scene whose typical object size is `typical`.
-pub fn grid(typical: f32, quick: bool) -> Vec<Config> {
-    let p = 2f32.powi(typical.max(f32::MIN_POSITIVE).log2().round() as i32);
-    let sizes: Vec<f32> = if quick {
-        vec![p / 2.0, p, p * 2.0]
-    } else {
-        vec![p / 4.0, p / 2.0, p, p * 2.0, p * 4.0]
-    };
-    let loosenesses: &[f32] = if quick {
-        &[1.5, 2.0]
-    } else {
-        &[1.25, 1.5, 2.0, 3.0]
-    };
-    let capacities: &[u32] = if quick { &[0, 2, 8] } else { &[0, 1, 2, 4, 8] };
-    let mut out = vec![Config::Brute];
-    for &m in &sizes {
-        out.push(Config::Orthtree { min_node_size: m });
-    }
-    for &m in &sizes {
-        for &l in loosenesses {
-            for &c in capacities {
-                out.push(Config::Loose {
-                    min_node_size: m,
-                    looseness: l,
-                    leaf_capacity: c as usize,
-                });
-            }
-        }
-    }
-    for &m in &sizes {
-        for &c in capacities {
-            out.push(Config::Bsp {
-                min_dimension: m,
-                leaf_capacity: c,
-            });
-        }
-    }
-    out
 }
 
 /// The default structure of a dimension with its default settings.
@@ -141,71 +101,10 @@ impl Tried {
 /// Steps the grid may be extended by, per structure.
 const MAX_EXTENSIONS: usize = 4;
 
-/// The size setting of a configuration (minimum node size or dimension).
-fn size_of(config: Config) -> Option<f32> {
-    match config {
-        Config::Brute => None,
-        Config::Orthtree { min_node_size } | Config::Loose { min_node_size, .. } => {
-            Some(min_node_size)
-        }
-        Config::Bsp { min_dimension, .. } => Some(min_dimension),
-    }
-}
-
-/// The configuration with another size setting.
-fn with_size(config: Config, size: f32) -> Config {
-    match config {
-        Config::Brute => Config::Brute,
-        Config::Orthtree { .. } => Config::Orthtree {
-            min_node_size: size,
-        },
-        Config::Loose {
-            looseness,
-            leaf_capacity,
-            ..
-        } => Config::Loose {
-            min_node_size: size,
-            looseness,
-            leaf_capacity,
-        },
-        Config::Bsp { leaf_capacity, .. } => Config::Bsp {
-            min_dimension: size,
-            leaf_capacity,
-        },
-    }
-}
-
 /// How many settings differ from the structure's defaults (the default
 /// structure itself counts as none, another structure as one more).
 fn changes(config: Config) -> usize {
-    let d = Config::default_of(config.structure());
-    let other = usize::from(config.structure() != Structure::Orthtree);
-    other
-        + match (config, d) {
-            (
-                Config::Loose {
-                    min_node_size: m,
-                    looseness: l,
-                    leaf_capacity: c,
-                },
-                Config::Loose {
-                    min_node_size: dm,
-                    looseness: dl,
-                    leaf_capacity: dc,
-                },
-            ) => usize::from(m != dm) + usize::from(l != dl) + usize::from(c != dc),
-            (
-                Config::Bsp {
-                    min_dimension: m,
-                    leaf_capacity: c,
-                },
-                Config::Bsp {
-                    min_dimension: dm,
-                    leaf_capacity: dc,
-                },
-            ) => usize::from(m != dm) + usize::from(c != dc),
-            (c, d) => usize::from(size_of(c) != size_of(d)),
-        }
+    usize::from(config.structure() != Structure::Orthtree) + config.changed_fields().len()
 }
 
 /// A setting in words: `loose-quadtree with min_node_size 2, ...`.
@@ -343,10 +242,10 @@ fn search<V: Vector>(
             let Some(best) = of_s().min_by(|a, b| a.ms().total_cmp(&b.ms())) else {
                 break;
             };
-            let Some(size) = size_of(best.config) else {
+            let Some(size) = best.config.size() else {
                 break;
             };
-            let sizes: Vec<f32> = of_s().filter_map(|t| size_of(t.config)).collect();
+            let sizes: Vec<f32> = of_s().filter_map(|t| t.config.size()).collect();
             let (lo, hi) = sizes
                 .iter()
                 .fold((f32::INFINITY, 0f32), |(l, h), &x| (l.min(x), h.max(x)));
@@ -357,7 +256,7 @@ fn search<V: Vector>(
             } else {
                 break;
             };
-            let config = with_size(best.config, next);
+            let config = best.config.with_size(next);
             bar.inc_length(1);
             let Some(run) = one(config, &bar) else { break };
             extra.push(config);
@@ -716,8 +615,8 @@ mod tests {
         assert_eq!(changes(default_config()), 0);
         assert_eq!(changes(Config::Orthtree { min_node_size: 4.0 }), 1);
         assert_eq!(changes(Config::default_of(Structure::Loose)), 1);
-        let c = with_size(Config::default_of(Structure::Bsp), 8.0);
-        assert_eq!(size_of(c), Some(8.0));
+        let c = Config::default_of(Structure::Bsp).with_size(8.0);
+        assert_eq!(c.size(), Some(8.0));
         assert_eq!(changes(c), 2);
         assert_eq!(changes(Config::Brute), 1);
     }

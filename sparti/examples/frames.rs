@@ -1,4 +1,5 @@
-//! Runs the dynamic-pairs workload of `sparti-bench/benches/pairs.rs` for a number of
+//! Runs the dynamic-pairs workload of `sparti-bench` (the scene kit's uniform
+//! scene, as in `sparti-bench/benches/pairs.rs`) for a number of
 //! frames with one structure, for profilers (`perf record`, callgrind).
 //!
 //! ```text
@@ -18,12 +19,11 @@
 use std::time::Instant;
 
 use glam::{Vec2, Vec3};
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64;
 use sparti::{
     Aabb, Bsp, BspConfig, LooseConfig, LooseOrthtree, ObjectDesc, Orthtree, OrthtreeConfig, Pair,
-    Shape, SpatialIndex, Vector,
+    SpatialIndex, Vector,
 };
+use sparti_scenes::{Moving, Scenario};
 
 fn run<V: Vector, S: SpatialIndex<V, ()>>(
     n: usize,
@@ -31,34 +31,15 @@ fn run<V: Vector, S: SpatialIndex<V, ()>>(
     make: impl FnOnce(Aabb<V>) -> S,
     find: impl Fn(&mut S, &mut Vec<Pair>),
 ) {
-    let mut rng = Pcg64::seed_from_u64(0x5EED);
-    let side = if V::DIM == 3 {
-        (n as f32 * 4.0 / 3.0 * std::f32::consts::PI * 9.0 / 2.0).cbrt()
-    } else {
-        (n as f32 * std::f32::consts::PI * (4.0 + 1.0 / 6.0) / 2.0).sqrt()
-    };
-    let mut pos = Vec::with_capacity(n);
-    let mut vel = Vec::with_capacity(n);
-    let mut rad = Vec::with_capacity(n);
-    for _ in 0..n {
-        rad.push(rng.random_range(0.5f32..=1.5));
-        let mut p = V::ZERO;
-        let mut d = V::ZERO;
-        for i in 0..V::DIM {
-            p = p.with(i, rng.random_range(0.0..side));
-            d = d.with(i, rng.random_range(-1.0f32..=1.0));
-        }
-        pos.push(p);
-        let l = d.length_squared().sqrt().max(1e-3);
-        vel.push(d / l * rng.random_range(0.0f32..=0.1));
-    }
-    let world = Aabb::new(V::splat(-1.51), V::splat(side + 1.51)).expect("finite");
-    let side_f = side;
+    // The moving scene of sparti-bench and of `sparti bench`'s `uniform`
+    // scenario: the scene kit's.
+    let mut scene = Moving::<V>::new(Scenario::Uniform, n);
+    let world = scene.world();
     let mut index = make(world);
     let handles = index
         .insert_many(
             (0..n)
-                .map(|i| ObjectDesc::new(Shape::sphere(pos[i], rad[i]), ()))
+                .map(|i| ObjectDesc::new(scene.shape(i), ()))
                 .collect(),
         )
         .expect("valid");
@@ -71,21 +52,13 @@ fn run<V: Vector, S: SpatialIndex<V, ()>>(
     for _ in 0..frames {
         // The game's part (not timed): every object's new position.
         moves.clear();
-        for (i, &h) in handles.iter().enumerate() {
-            let mut p = pos[i] + vel[i];
-            for a in 0..V::DIM {
-                let (x, v) = (p.get(a), vel[i].get(a));
-                if x < 0.0 {
-                    p = p.with(a, -x);
-                    vel[i] = vel[i].with(a, -v);
-                } else if x > side_f {
-                    p = p.with(a, 2.0 * side_f - x);
-                    vel[i] = vel[i].with(a, -v);
-                }
-            }
-            pos[i] = p;
-            moves.push((h, Shape::sphere(p, rad[i])));
-        }
+        scene.step();
+        moves.extend(
+            handles
+                .iter()
+                .enumerate()
+                .map(|(i, &h)| (h, scene.shape(i))),
+        );
         // sparti's part: the moves, the build step, the pairs.
         let t = Instant::now();
         if batch {

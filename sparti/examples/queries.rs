@@ -41,16 +41,14 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use glam::Vec3;
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64;
 use sparti::{
     Aabb, Bsp3, BspConfig, Filter, Handle, LooseConfig, LooseOctree, Object, ObjectDesc, Octree,
     OrthtreeConfig, Ray, RayHit, Shape, SpatialIndex,
 };
+use sparti_scenes::{Moving, Scenario, queries};
 
 const N: usize = 100_000;
 const QUERIES: usize = 100_000;
-const BOX_SIDE: f32 = 8.0;
 
 /// CPU time of the calling thread in seconds (Linux: `schedstat`, in
 /// nanoseconds), or `None` elsewhere. The machine these figures come from
@@ -113,67 +111,24 @@ fn timed<R>(f: impl FnOnce() -> R) -> (R, f64, f64, f64) {
     (r, wall, c1 - c0, p1 - p0)
 }
 
-fn side_for(n: usize) -> f32 {
-    (n as f32 * 4.0 / 3.0 * std::f32::consts::PI * 9.0 / 2.0).cbrt()
-}
-
+/// N static spheres of the scene kit's uniform scene (as `sparti-bench`),
+/// and the side of their cube.
 fn spheres(n: usize, seed: u64) -> (Vec<Shape<Vec3>>, f32) {
-    let mut rng = Pcg64::seed_from_u64(seed);
-    let side = side_for(n);
-    let shapes = (0..n)
-        .map(|_| {
-            let r = rng.random_range(0.5..=1.5);
-            let c = Vec3::new(
-                rng.random_range(0.0..side),
-                rng.random_range(0.0..side),
-                rng.random_range(0.0..side),
-            );
-            Shape::sphere(c, r)
-        })
-        .collect();
-    (shapes, side)
+    let scene = Moving::<Vec3>::with_seed(Scenario::Uniform, n, seed);
+    ((0..n).map(|i| scene.shape(i)).collect(), scene.side())
 }
 
-fn unit(rng: &mut Pcg64) -> Vec3 {
-    loop {
-        let d = Vec3::new(
-            rng.random_range(-1.0..=1.0),
-            rng.random_range(-1.0..=1.0),
-            rng.random_range(-1.0..=1.0),
-        );
-        let l = d.length_squared();
-        if l > 1e-4 && l <= 1.0 {
-            return d / l.sqrt();
-        }
-    }
-}
-
+/// The kit's rays, each as long as the cube's side.
 fn rays(side: f32) -> Vec<(Ray<Vec3>, f32)> {
-    let mut rng = Pcg64::seed_from_u64(0xA11CE);
-    (0..QUERIES)
-        .map(|_| {
-            let o = Vec3::new(
-                rng.random_range(0.0..side),
-                rng.random_range(0.0..side),
-                rng.random_range(0.0..side),
-            );
-            (Ray::new(o, unit(&mut rng)).unwrap(), side)
-        })
+    queries::rays(QUERIES, side)
+        .into_iter()
+        .map(|r| (r, side))
         .collect()
 }
 
+/// The kit's box queries (cubes of side 8).
 fn boxes(side: f32) -> Vec<Aabb<Vec3>> {
-    let mut rng = Pcg64::seed_from_u64(0xB0C5);
-    (0..QUERIES)
-        .map(|_| {
-            let c = Vec3::new(
-                rng.random_range(0.0..side),
-                rng.random_range(0.0..side),
-                rng.random_range(0.0..side),
-            );
-            Aabb::from_center_half_extents(c, Vec3::splat(BOX_SIDE / 2.0)).unwrap()
-        })
-        .collect()
+    queries::box_queries(QUERIES, side)
 }
 
 /// Static objects: the shapes, or their bounding boxes.

@@ -40,6 +40,7 @@ use sparti::{
     Aabb, BruteForce, Bsp2, Bsp3, Cone, ContactEvents, Filter, Frustum, LooseOctree, LooseQuadtree,
     ObjectDesc, Octree, Plane, Quadtree, Ray, Shape, SpatialIndex, Sphere, Vector,
 };
+use sparti_scenes::XorShift;
 
 /// The process's resident memory now (`Rss` of `/proc/self/smaps_rollup`,
 /// bytes), 0 where there is no such file (not Linux). `smaps_rollup` walks
@@ -63,18 +64,6 @@ fn env(name: &str, default: u64) -> u64 {
         .ok()
         .and_then(|v| v.replace('_', "").parse().ok())
         .unwrap_or(default)
-}
-
-/// A small xorshift generator: the scene never depends on a crate.
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
 }
 
 /// World side; the gun sits at the centre.
@@ -138,12 +127,12 @@ fn soak<V: Vector, S: SpatialIndex<V, u32>>(name: &str, mut s: S, frames: u64) -
     for i in 0..OBSTACLES {
         let mut c = V::ZERO;
         for k in 0..V::DIM {
-            c = c.with(k, r.next() * SIDE);
+            c = c.with(k, r.next_unit() * SIDE);
         }
         let shape = if i % 2 == 0 {
-            Shape::sphere(c, 2.0 + r.next() * 6.0)
+            Shape::sphere(c, 2.0 + r.next_unit() * 6.0)
         } else {
-            Shape::cuboid(c, V::splat(1.0 + r.next() * 5.0))
+            Shape::cuboid(c, V::splat(1.0 + r.next_unit() * 5.0))
         };
         let d = ObjectDesc::new(shape, i).with_static(true).with_layer(2);
         s.insert(d.clone()).unwrap();
@@ -237,13 +226,13 @@ fn soak<V: Vector, S: SpatialIndex<V, u32>>(name: &str, mut s: S, frames: u64) -
             // Queries of every kind around the gun and a random point.
             let mut p = V::ZERO;
             for k in 0..V::DIM {
-                p = p.with(k, r.next() * SIDE);
+                p = p.with(k, r.next_unit() * SIDE);
             }
             let bx = Aabb::new(p - V::splat(20.0), p + V::splat(20.0)).unwrap();
             s.query_aabb(&bx, Filter::ALL, &mut out_s);
             b.query_aabb(&bx, Filter::ALL, &mut out_b);
             assert_eq!(ids(&s, &out_s), ids(&b, &out_b), "{name}: {frame}: box");
-            let sp = Sphere::new(centre, 30.0 + r.next() * 60.0).unwrap();
+            let sp = Sphere::new(centre, 30.0 + r.next_unit() * 60.0).unwrap();
             s.query_sphere(&sp, Filter::layers(1), &mut out_s);
             b.query_sphere(&sp, Filter::layers(1), &mut out_b);
             assert_eq!(ids(&s, &out_s), ids(&b, &out_b), "{name}: {frame}: sphere");

@@ -15,17 +15,15 @@
 
 use std::fmt::Write as _;
 
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64;
+use rand::Rng as _;
+use sparti::Aabb;
 use sparti::glam::Vec3;
-use sparti::{
-    Aabb, BruteForce, Bsp3, BspConfig, LooseConfig, LooseOctree, Octree, OrthtreeConfig,
-    OutOfBounds,
-};
+use sparti_scenes::Rng;
 
-use super::lane::{Body, Form, Lane, Runner, check_pairs};
+use super::lane::{Body, Form, Lane, check_pairs, lane};
 use super::render::{BACKGROUND, BULLET, Canvas, OBSTACLE};
 use super::{Demo, churn_table, figures_table};
+use crate::catalogue::{Config, Structure};
 
 /// The world's far corner (the near one is the origin).
 pub const WORLD: Vec3 = Vec3::new(320.0, 240.0, 240.0);
@@ -55,7 +53,7 @@ pub struct Bullets {
     obstacles: Vec<Body>,
     bullets: Vec<Bullet>,
     next_id: usize,
-    rng: Pcg64,
+    rng: Rng,
     lanes: Vec<Box<dyn Lane>>,
     frame: usize,
     seed: u64,
@@ -74,7 +72,7 @@ impl Bullets {
     /// # Errors
     /// A structure's configuration was refused (a bug).
     pub fn new(seed: u64) -> Result<Self, String> {
-        let mut rng = Pcg64::seed_from_u64(seed);
+        let mut rng = sparti_scenes::rng(seed);
         let obstacles: Vec<Body> = (0..OBSTACLES)
             .map(|id| {
                 let half = Vec3::new(
@@ -97,32 +95,14 @@ impl Bullets {
             .collect();
         let err = |e: sparti::Error| e.to_string();
         let world = Aabb::new(Vec3::ZERO, WORLD).map_err(err)?;
-        let octree = Octree::with_config(OrthtreeConfig {
-            world: Some(world),
-            min_node_size: MIN_NODE_SIZE,
-            out_of_bounds: OutOfBounds::Reject,
-        })
-        .map_err(err)?;
-        let loose = LooseOctree::with_config(LooseConfig {
-            world: Some(world),
-            min_node_size: MIN_NODE_SIZE,
-            out_of_bounds: OutOfBounds::Reject,
-            ..Default::default()
-        })
-        .map_err(err)?;
-        let bsp = Bsp3::with_config(BspConfig {
-            world: Some(world),
-            min_dimension: 2.0 * MIN_NODE_SIZE,
-            out_of_bounds: OutOfBounds::Reject,
-            ..Default::default()
-        })
-        .map_err(err)?;
+        let sized = |s: Structure, size: f32| Config::default_of(s).with_size(size);
         let lanes: Vec<Box<dyn Lane>> = vec![
-            Box::new(Runner::new(STRUCTURES[0], octree)),
-            Box::new(Runner::new(STRUCTURES[1], loose)),
-            Box::new(Runner::new(STRUCTURES[2], bsp)),
-            Box::new(Runner::new(STRUCTURES[3], BruteForce::<Vec3, usize>::new())),
+            lane(sized(Structure::Orthtree, MIN_NODE_SIZE), world)?,
+            lane(sized(Structure::Loose, MIN_NODE_SIZE), world)?,
+            lane(sized(Structure::Bsp, 2.0 * MIN_NODE_SIZE), world)?,
+            lane(Config::Brute, world)?,
         ];
+        debug_assert!(lanes.iter().map(|l| l.name()).eq(STRUCTURES));
         Ok(Self {
             next_id: obstacles.len(),
             obstacles,

@@ -11,26 +11,18 @@
 
 use std::fmt::Write as _;
 
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64;
+use sparti::Aabb;
 use sparti::glam::{Vec2, Vec3};
-use sparti::{
-    Aabb, BruteForce, Bsp2, BspConfig, LooseConfig, LooseQuadtree, Octree, OrthtreeConfig,
-    OutOfBounds, Quadtree,
-};
 
-use super::lane::{Body, Form, Lane, Runner, check_pairs};
+use super::lane::{Body, Form, Lane, check_pairs, lane};
 use super::render::{Canvas, DISC};
 use super::{Demo, figures_table};
+use crate::catalogue::{Config, Structure};
+use sparti_scenes::discs::{self as scene, Disc};
 
-/// Window width in pixels (and world units).
-pub const WIDTH: f32 = 640.0;
-/// Window height in pixels (and world units).
-pub const HEIGHT: f32 = 480.0;
-/// Disc radii are drawn from this range.
-pub const RADIUS: (f32, f32) = (4.0, 10.0);
-/// Disc speeds (pixels per frame) are drawn from this range.
-pub const SPEED: (f32, f32) = (0.5, 3.0);
+/// The window, the discs' radii and speeds: the scene kit's.
+pub use sparti_scenes::discs::{HEIGHT, RADIUS, SPEED, WIDTH};
+
 /// Leaf side of the trees: 640 = 20 * 2^5, so the root is exactly 640x640
 /// and the smallest cells are 20x20, under the article's 32x32.
 pub const MIN_NODE_SIZE: f32 = 20.0;
@@ -39,74 +31,6 @@ pub const MIN_NODE_SIZE: f32 = 20.0;
 pub const BSP_MIN_DIMENSION: f32 = 32.0;
 /// The lanes, in the order of the keys 1 to 5.
 pub const STRUCTURES: [&str; 5] = ["quadtree", "loose-quadtree", "bsp", "octree", "brute"];
-
-/// A disc of the scene.
-#[derive(Clone, Copy, Debug)]
-struct Disc {
-    pos: Vec2,
-    vel: Vec2,
-    radius: f32,
-}
-
-/// Random discs inside the window, not overlapping where room allows.
-fn make_discs(n: usize, seed: u64) -> Vec<Disc> {
-    let mut rng = Pcg64::seed_from_u64(seed);
-    let mut discs: Vec<Disc> = Vec::with_capacity(n);
-    for _ in 0..n {
-        let radius = rng.random_range(RADIUS.0..RADIUS.1);
-        let mut pos = Vec2::ZERO;
-        for _ in 0..1000 {
-            pos = Vec2::new(
-                rng.random_range(radius..WIDTH - radius),
-                rng.random_range(radius..HEIGHT - radius),
-            );
-            if discs
-                .iter()
-                .all(|d| d.pos.distance(pos) > d.radius + radius)
-            {
-                break;
-            }
-        }
-        let angle = rng.random_range(0.0..std::f32::consts::TAU);
-        let speed = rng.random_range(SPEED.0..SPEED.1);
-        discs.push(Disc {
-            pos,
-            vel: Vec2::from_angle(angle) * speed,
-            radius,
-        });
-    }
-    discs
-}
-
-/// Moves every disc by its velocity and bounces it off the walls.
-fn step_discs(discs: &mut [Disc]) {
-    for d in discs {
-        d.pos += d.vel;
-        // A hair inside the walls: `WIDTH - r + r` may round above WIDTH,
-        // and the trees refuse (OutOfBounds::Reject) what leaves the window.
-        let margin = d.radius + 0.01;
-        let (lo, hi) = (Vec2::splat(margin), Vec2::new(WIDTH, HEIGHT) - margin);
-        for i in 0..2 {
-            if d.pos[i] < lo[i] {
-                d.pos[i] = lo[i];
-                d.vel[i] = d.vel[i].abs();
-            } else if d.pos[i] > hi[i] {
-                d.pos[i] = hi[i];
-                d.vel[i] = -d.vel[i].abs();
-            }
-        }
-    }
-}
-
-/// Two touching discs of equal mass exchange their velocity components
-/// along the contact normal, if they are approaching.
-fn collide(discs: &mut [Disc], a: usize, b: usize, normal: Vec2) {
-    let closing = (discs[b].vel - discs[a].vel).dot(normal);
-    if closing < 0.0 {
-        discs[a].vel += normal * closing;
-        discs[b].vel -= normal * closing;
-    }
-}
 
 /// The bouncing discs demo.
 pub struct Discs {
@@ -118,17 +42,13 @@ pub struct Discs {
     energy_start: f32,
 }
 
-fn energy(d: &[Disc]) -> f32 {
-    d.iter().map(|d| d.vel.length_squared()).sum::<f32>() / 2.0
-}
-
 impl Discs {
     /// `n` random discs (seeded), every structure built over the window.
     ///
     /// # Errors
     /// A structure's configuration was refused (a bug).
     pub fn new(n: usize, seed: u64) -> Result<Self, String> {
-        let discs = make_discs(n, seed);
+        let discs = scene::scatter(n, seed);
         let err = |e: sparti::Error| e.to_string();
         let window = Aabb::new(Vec2::ZERO, Vec2::new(WIDTH, HEIGHT)).map_err(err)?;
         let m = MIN_NODE_SIZE;
@@ -137,47 +57,22 @@ impl Discs {
         // z = 0 narrower than the cells never straddle a z split plane and
         // the octree partitions the window like the quadtree.
         let half_z = (m / 2.0).max(RADIUS.1);
-        let octree = Octree::with_config(OrthtreeConfig {
-            world: Some(
-                Aabb::new(
-                    Vec3::new(0.0, 0.0, -half_z),
-                    Vec3::new(WIDTH, HEIGHT, half_z),
-                )
-                .map_err(err)?,
-            ),
-            min_node_size: m,
-            out_of_bounds: OutOfBounds::Reject,
-        })
+        let slab = Aabb::new(
+            Vec3::new(0.0, 0.0, -half_z),
+            Vec3::new(WIDTH, HEIGHT, half_z),
+        )
         .map_err(err)?;
-        let quadtree = Quadtree::with_config(OrthtreeConfig {
-            world: Some(window),
-            min_node_size: m,
-            out_of_bounds: OutOfBounds::Reject,
-        })
-        .map_err(err)?;
-        let loose = LooseQuadtree::with_config(LooseConfig {
-            world: Some(window),
-            min_node_size: m,
-            out_of_bounds: OutOfBounds::Reject,
-            ..Default::default()
-        })
-        .map_err(err)?;
-        let bsp = Bsp2::with_config(BspConfig {
-            world: Some(window),
-            min_dimension: BSP_MIN_DIMENSION,
-            out_of_bounds: OutOfBounds::Reject,
-            ..Default::default()
-        })
-        .map_err(err)?;
+        let sized = |s: Structure, size: f32| Config::default_of(s).with_size(size);
         let lanes: Vec<Box<dyn Lane>> = vec![
-            Box::new(Runner::new(STRUCTURES[0], quadtree)),
-            Box::new(Runner::new(STRUCTURES[1], loose)),
-            Box::new(Runner::new(STRUCTURES[2], bsp)),
-            Box::new(Runner::new(STRUCTURES[3], octree)),
-            Box::new(Runner::new(STRUCTURES[4], BruteForce::<Vec2, usize>::new())),
+            lane(sized(Structure::Orthtree, m), window)?,
+            lane(sized(Structure::Loose, m), window)?,
+            lane(sized(Structure::Bsp, BSP_MIN_DIMENSION), window)?,
+            lane(sized(Structure::Orthtree, m), slab)?,
+            lane(Config::Brute, window)?,
         ];
+        debug_assert!(lanes.iter().map(|l| l.name()).eq(STRUCTURES));
         Ok(Self {
-            energy_start: energy(&discs),
+            energy_start: scene::energy(&discs),
             discs,
             lanes,
             frame: 0,
@@ -214,7 +109,7 @@ impl Demo for Discs {
     }
 
     fn step(&mut self) -> Result<(), String> {
-        step_discs(&mut self.discs);
+        scene::step(&mut self.discs);
         let bodies = self.bodies();
         for l in &mut self.lanes {
             l.frame(&bodies)?;
@@ -229,7 +124,7 @@ impl Demo for Discs {
         // which a structure reports its pairs.
         touches.sort_unstable_by_key(|&(a, b, _)| (a, b));
         for (a, b, normal) in touches {
-            collide(&mut self.discs, a, b, normal.truncate());
+            scene::collide(&mut self.discs, a, b, normal.truncate());
         }
         Ok(())
     }
@@ -263,7 +158,7 @@ impl Demo for Discs {
             self.contacts.0 as f64 / frames as f64,
             self.contacts.1,
             self.energy_start,
-            energy(&self.discs)
+            scene::energy(&self.discs)
         );
         s.push_str(&figures_table(&self.lanes));
         let _ = writeln!(

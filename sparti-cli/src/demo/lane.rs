@@ -6,7 +6,9 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use sparti::glam::{Vec2, Vec3};
-use sparti::{Contact, Handle, ObjectDesc, Shape, SpatialIndex, Vector};
+use sparti::{Aabb, Contact, Handle, ObjectDesc, OutOfBounds, Shape, SpatialIndex, Vector};
+
+use crate::catalogue::{Config, IndexJob};
 
 /// The space of a structure, seen from the demos' 3D bodies: 2D structures
 /// drop z.
@@ -139,6 +141,29 @@ pub struct Figures {
 
 /// A node's identity across frames: depth and the bits of its lower corner.
 type NodeKey = (usize, [u32; 3]);
+
+/// A lane of the demos: the catalogue's structure with these settings,
+/// over a world it must not leave (what leaves it is refused, a bug of the
+/// demo's motion), named as on the command line.
+///
+/// # Errors
+/// The library refused the settings (a bug).
+pub fn lane<V: Space>(config: Config, world: Aabb<V>) -> Result<Box<dyn Lane>, String> {
+    let name = config.structure().name(V::DIM);
+    config
+        .build_bounded(world, OutOfBounds::Reject, ToLane(name))
+        .map_err(|e| e.to_string())
+}
+
+/// Hands a structure the catalogue built to a new lane.
+struct ToLane(&'static str);
+
+impl<V: Space> IndexJob<V, usize> for ToLane {
+    type Output = Box<dyn Lane>;
+    fn run<S: SpatialIndex<V, usize> + 'static>(self, index: S) -> Box<dyn Lane> {
+        Box::new(Runner::new(self.0, index))
+    }
+}
 
 /// A structure running a scene.
 pub struct Runner<V: Space, S: SpatialIndex<V, usize>> {

@@ -6,25 +6,12 @@
 
 #[path = "../../../fuzz/src/parsers.rs"]
 mod parsers;
+#[path = "../../../fuzz/src/replay.rs"]
+mod replay;
 
-use std::path::Path;
-
+/// Every file of `dir` through the `parsers` harness.
 fn replay_dir(dir: &str) -> usize {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(dir);
-    let Ok(entries) = std::fs::read_dir(&path) else {
-        return 0;
-    };
-    let mut files: Vec<_> = entries
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.is_file())
-        .collect();
-    files.sort();
-    for f in &files {
-        let data = std::fs::read(f).expect("readable");
-        let r = std::panic::catch_unwind(|| parsers::run(&data));
-        assert!(r.is_ok(), "fuzz input {} fails", f.display());
-    }
-    files.len()
+    replay::replay_dir(dir, parsers::run)
 }
 
 #[test]

@@ -2,6 +2,8 @@
 //! never a panic, a hang or a silently lost object.
 
 use glam::{Vec2, Vec3};
+
+use crate::common::every_structure;
 use sparti::{
     Aabb, BruteForce, Bsp2, Bsp3, BspConfig, Cone, Error, Filter, LooseConfig, LooseOctree,
     LooseQuadtree, ObjectDesc, Octree, Plane, Quadtree, Ray, Shape, SpatialIndex, Sphere, Vector,
@@ -315,21 +317,6 @@ fn a_cone_open_all_around_sees_straight_behind() {
     assert!(!c.contains_point(Vec3::splat(20.0)));
 }
 
-/// Runs a generic check on all six structures (and the brute force where
-/// it applies), in 2D and 3D.
-macro_rules! on_every_structure {
-    ($f:ident) => {
-        $f(BruteForce::<Vec3, u32>::new());
-        $f(BruteForce::<Vec2, u32>::new());
-        $f(Octree::<u32>::new());
-        $f(Quadtree::<u32>::new());
-        $f(LooseOctree::<u32>::new());
-        $f(LooseQuadtree::<u32>::new());
-        $f(Bsp3::<u32>::new());
-        $f(Bsp2::<u32>::new());
-    };
-}
-
 /// Coordinates of 1e30 (beyond the limit of 2^60, about 1.15e18) are
 /// refused with `WorldTooLarge` by insert, insert_many and update, and
 /// leave the structure unchanged; 1e18 is accepted; queries reaching 1e30
@@ -403,7 +390,7 @@ fn huge_coordinates<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
 
 #[test]
 fn coordinates_of_1e30_are_refused_with_world_too_large() {
-    on_every_structure!(huge_coordinates);
+    every_structure!(brute, huge_coordinates);
 }
 
 /// Every query on an empty structure (never filled, or emptied) finds
@@ -450,7 +437,7 @@ fn empty_queries<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
 
 #[test]
 fn empty_structures_answer_every_query_with_nothing() {
-    on_every_structure!(empty_queries);
+    every_structure!(brute, empty_queries);
 }
 
 /// k = 0, and a NaN or infinite point, find nothing; k larger than the
@@ -485,7 +472,7 @@ fn knn_edges<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
 
 #[test]
 fn k_nearest_with_k_zero_or_a_non_finite_point_finds_nothing() {
-    on_every_structure!(knn_edges);
+    every_structure!(brute, knn_edges);
 }
 
 /// Degenerate frustums: a zero or NaN plane normal is refused
@@ -545,7 +532,7 @@ fn degenerate_frustums<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
 
 #[test]
 fn degenerate_frustums_are_refused_or_answered_as_the_brute_force() {
-    on_every_structure!(degenerate_frustums);
+    every_structure!(brute, degenerate_frustums);
     assert!(sparti::Frustum::from_view_projection_gl(glam::Mat4::ZERO).is_err());
 }
 
@@ -581,7 +568,7 @@ fn leaving_at_speed<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
 
 #[test]
 fn objects_leaving_the_world_at_speed_are_never_lost() {
-    on_every_structure!(leaving_at_speed);
+    every_structure!(brute, leaving_at_speed);
 }
 
 /// A million zero-size objects at one point, in every structure: built,
@@ -611,5 +598,5 @@ fn million_at_one_point<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
 
 #[test]
 fn a_million_objects_at_one_point() {
-    on_every_structure!(million_at_one_point);
+    every_structure!(brute, million_at_one_point);
 }

@@ -4,8 +4,9 @@
 //! Batches are larger than a thread task's chunk, so the threaded path runs.
 
 use glam::{Vec2, Vec3};
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64;
+use rand::Rng;
+
+use crate::common::{Rng64, in_cube, pair_values, sphere_or_box};
 use sparti::{
     Aabb, BruteForce, Bsp, BspConfig, Filter, Handle, LooseConfig, LooseOrthtree, ObjectDesc,
     Orthtree, OrthtreeConfig, Ray, RayHit, Shape, SpatialIndex, Vector,
@@ -15,27 +16,13 @@ const OBJECTS: usize = 3000;
 const QUERIES: usize = 2000;
 const SIDE: f32 = 100.0;
 
-fn vec_in<V: Vector>(r: &mut Pcg64, lo: f32, hi: f32) -> V {
-    let mut v = V::ZERO;
-    for i in 0..V::DIM {
-        v = v.with(i, r.random_range(lo..hi));
-    }
-    v
-}
-
 /// Fills a structure: spheres and boxes, some static, on random layers,
 /// some inserted one by one after a first bulk build, a few removed, a few
 /// moved (so the tree has been through updates, not just a build).
 fn fill<V: Vector, S: SpatialIndex<V, u32>>(s: &mut S, seed: u64) {
-    let mut r = Pcg64::seed_from_u64(seed);
-    let desc = |r: &mut Pcg64, i: u32| {
-        let c: V = vec_in(r, 0.0, SIDE);
-        let size = r.random_range(0.0..3.0f32);
-        let shape = if r.random_bool(0.5) {
-            Shape::sphere(c, size)
-        } else {
-            Shape::cuboid(c, vec_in(r, 0.0, size + f32::EPSILON))
-        };
+    let mut r = crate::common::rng(seed);
+    let desc = |r: &mut Rng64, i: u32| {
+        let shape = sphere_or_box::<V>(r, SIDE);
         ObjectDesc::new(shape, i)
             .with_layer(1 << r.random_range(0..4))
             .with_static(r.random_bool(0.3))
@@ -51,7 +38,7 @@ fn fill<V: Vector, S: SpatialIndex<V, u32>>(s: &mut S, seed: u64) {
     }
     for h in handles.iter().skip(5).step_by(13) {
         if s.get(*h).is_ok() {
-            let c: V = vec_in(&mut r, 0.0, SIDE);
+            let c: V = in_cube(&mut r, 0.0, SIDE);
             s.update(*h, Shape::sphere(c, 1.0)).unwrap();
         }
     }
@@ -60,12 +47,12 @@ fn fill<V: Vector, S: SpatialIndex<V, u32>>(s: &mut S, seed: u64) {
 
 fn check<V: Vector, S: SpatialIndex<V, u32>>(mut s: S, seed: u64) {
     fill(&mut s, seed);
-    let mut r = Pcg64::seed_from_u64(seed ^ 0xBA7C);
+    let mut r = crate::common::rng(seed ^ 0xBA7C);
     let rays: Vec<(Ray<V>, f32)> = (0..QUERIES)
         .map(|i| {
-            let o: V = vec_in(&mut r, -10.0, SIDE + 10.0);
+            let o: V = in_cube(&mut r, -10.0, SIDE + 10.0);
             let d = loop {
-                let d: V = vec_in(&mut r, -1.0, 1.0);
+                let d: V = in_cube(&mut r, -1.0, 1.0);
                 if d.length() > 0.05 {
                     break d;
                 }
@@ -83,8 +70,8 @@ fn check<V: Vector, S: SpatialIndex<V, u32>>(mut s: S, seed: u64) {
         .collect();
     let boxes: Vec<Aabb<V>> = (0..QUERIES)
         .map(|_| {
-            let a: V = vec_in(&mut r, -10.0, SIDE + 10.0);
-            let size: V = vec_in(&mut r, 0.0, 20.0);
+            let a: V = in_cube(&mut r, -10.0, SIDE + 10.0);
+            let size: V = in_cube(&mut r, 0.0, 20.0);
             Aabb::new(a, a + size).unwrap()
         })
         .collect();
@@ -194,28 +181,18 @@ type State<V> = (Vec<(u32, Aabb<V>)>, Vec<(u32, u32)>);
 fn state<V: Vector, S: SpatialIndex<V, u32>>(s: &S) -> State<V> {
     let mut objects: Vec<_> = s.objects().map(|(_, o)| (o.value, o.aabb)).collect();
     objects.sort_unstable_by_key(|x| x.0);
-    let mut pairs = Vec::new();
-    s.pairs(&mut pairs);
-    let mut pairs: Vec<_> = pairs
-        .iter()
-        .map(|p| {
-            let (a, b) = (s.get(p.a).unwrap().value, s.get(p.b).unwrap().value);
-            (a.min(b), a.max(b))
-        })
-        .collect();
-    pairs.sort_unstable();
-    (objects, pairs)
+    (objects, pair_values(s))
 }
 
 /// `update_many` equals a loop of `update` (on the brute force and on the
 /// structure itself), batches large enough for rayon's threads included;
 /// a batch with one bad move changes nothing.
 fn check_update_many<V: Vector, S: SpatialIndex<V, u32>>(make: impl Fn() -> S, seed: u64) {
-    let mut r = Pcg64::seed_from_u64(seed);
+    let mut r = crate::common::rng(seed);
     let (mut batched, mut looped, mut brute) = (make(), make(), BruteForce::<V, u32>::new());
     let n = 6000u32;
     let descs: Vec<_> = (0..n)
-        .map(|i| ObjectDesc::new(Shape::sphere(vec_in::<V>(&mut r, 0.0, SIDE), 0.8), i))
+        .map(|i| ObjectDesc::new(Shape::sphere(in_cube::<V>(&mut r, 0.0, SIDE), 0.8), i))
         .collect();
     let hb = batched.insert_many(descs.clone()).unwrap();
     let hl = looped.insert_many(descs.clone()).unwrap();
@@ -228,14 +205,15 @@ fn check_update_many<V: Vector, S: SpatialIndex<V, u32>>(make: impl Fn() -> S, s
             .map(|i| {
                 let c = batched.get(hb[i]).unwrap().shape.center();
                 let step: V = if i % 7 == 0 {
-                    vec_in(&mut r, -30.0, 30.0)
+                    in_cube(&mut r, -30.0, 30.0)
                 } else {
-                    vec_in(&mut r, -1.0, 1.0)
+                    in_cube(&mut r, -1.0, 1.0)
                 };
                 (i, Shape::sphere(c + step, r.random_range(0.0..2.0)))
             })
             .collect();
-        moves.extend((0..50).map(|k| (k * 13, Shape::sphere(vec_in::<V>(&mut r, 0.0, SIDE), 1.0))));
+        moves
+            .extend((0..50).map(|k| (k * 13, Shape::sphere(in_cube::<V>(&mut r, 0.0, SIDE), 1.0))));
         let pick = |hs: &[Handle]| -> Vec<(Handle, Shape<V>)> {
             moves.iter().map(|&(i, s)| (hs[i], s)).collect()
         };
@@ -303,9 +281,9 @@ fn update_many_equals_a_loop_of_updates() {
 fn a_very_large_batch_equals_a_loop_of_updates() {
     let n = 270_000usize;
     let side = 400.0;
-    let mut r = Pcg64::seed_from_u64(41);
+    let mut r = crate::common::rng(41);
     let descs: Vec<_> = (0..n as u32)
-        .map(|i| ObjectDesc::new(Shape::sphere(vec_in::<Vec3>(&mut r, 0.0, side), 0.7), i))
+        .map(|i| ObjectDesc::new(Shape::sphere(in_cube::<Vec3>(&mut r, 0.0, side), 0.7), i))
         .collect();
     let (mut batched, mut looped) = (Orthtree::<Vec3, u32>::new(), Orthtree::<Vec3, u32>::new());
     let hb = batched.insert_many(descs.clone()).unwrap();
@@ -317,9 +295,9 @@ fn a_very_large_batch_equals_a_loop_of_updates() {
         .map(|i| {
             let c = batched.get(hb[i]).unwrap().shape.center();
             let step: Vec3 = if i % 9 == 0 {
-                vec_in(&mut r, -100.0, 100.0)
+                in_cube(&mut r, -100.0, 100.0)
             } else {
-                vec_in(&mut r, -0.3, 0.3)
+                in_cube(&mut r, -0.3, 0.3)
             };
             (i, Shape::sphere(c + step, 0.7))
         })
@@ -464,11 +442,11 @@ fn check_update_many_on_pools<V: Vector, S: SpatialIndex<V, u32> + Send>(
             .num_threads(threads)
             .build()
             .unwrap();
-        let mut r = Pcg64::seed_from_u64(seed);
+        let mut r = crate::common::rng(seed);
         let mut s = make();
         let n = 5000usize;
         let descs: Vec<_> = (0..n as u32)
-            .map(|i| ObjectDesc::new(Shape::sphere(vec_in::<V>(&mut r, 0.0, SIDE), 0.6), i))
+            .map(|i| ObjectDesc::new(Shape::sphere(in_cube::<V>(&mut r, 0.0, SIDE), 0.6), i))
             .collect();
         let hs = s.insert_many(descs).unwrap();
         s.flush();
@@ -480,15 +458,15 @@ fn check_update_many_on_pools<V: Vector, S: SpatialIndex<V, u32> + Send>(
                 .map(|i| {
                     let c = s.get(hs[i]).unwrap().shape.center();
                     let step: V = if i % 9 == 0 {
-                        vec_in(&mut r, -40.0, 40.0)
+                        in_cube(&mut r, -40.0, 40.0)
                     } else {
-                        vec_in(&mut r, -0.2, 0.2)
+                        in_cube(&mut r, -0.2, 0.2)
                     };
                     (hs[i], Shape::sphere(c + step, 0.6))
                 })
                 .collect();
             moves.extend((0..40).map(|k| {
-                let c = vec_in::<V>(&mut r, 0.0, SIDE);
+                let c = in_cube::<V>(&mut r, 0.0, SIDE);
                 (hs[k * 17], Shape::sphere(c, 0.6))
             }));
             pool.install(|| s.update_many(&moves)).unwrap();

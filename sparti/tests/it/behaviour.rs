@@ -4,7 +4,8 @@
 //! (the orthtrees; the BSP grows one axis at a time), the lifespans of
 //! empty leaves and the pruning of whole branches, a static object high in
 //! the tree meeting the moving ones below it, a million objects at one
-//! point, and the coordinate limit.
+//! point, the coordinate limit, and the eviction of objects that leave a
+//! world that does not grow.
 //!
 //! A family's own geometry (its world, where its leaves fall) is in its
 //! setup here; what differs in the outcome (depths and node counts) is
@@ -16,7 +17,7 @@ use glam::Vec3;
 use crate::common::same_pairs;
 use sparti::{
     Aabb, BruteForce, Bsp3, BspConfig, Error, Filter, Handle, LooseConfig, LooseOctree, ObjectDesc,
-    Octree, OrthtreeConfig, Shape, SpatialIndex, TreeStats,
+    Octree, OrthtreeConfig, OutOfBounds, Shape, SpatialIndex, TreeStats,
 };
 
 fn ball(x: f32, y: f32, z: f32, r: f32) -> Shape<Vec3> {
@@ -592,4 +593,91 @@ fn objects_at_the_coordinate_limit_work_and_beyond_it_are_refused() {
             .unwrap(),
         );
     }
+}
+
+/// The trees' own list of evicted objects (not part of `SpatialIndex`).
+trait Evicts {
+    fn evicted(&mut self) -> Vec<(Handle, u32)>;
+}
+
+impl Evicts for Octree<u32> {
+    fn evicted(&mut self) -> Vec<(Handle, u32)> {
+        self.take_evicted()
+    }
+}
+
+impl Evicts for LooseOctree<u32> {
+    fn evicted(&mut self) -> Vec<(Handle, u32)> {
+        self.take_evicted()
+    }
+}
+
+impl Evicts for Bsp3<u32> {
+    fn evicted(&mut self) -> Vec<(Handle, u32)> {
+        self.take_evicted()
+    }
+}
+
+/// Under `OutOfBounds::Remove` over the cube `[0, 16]^3`: a move out of
+/// the world evicts the object (its handle stale, its value reported once
+/// by `take_evicted`) and leaves the others; an insertion outside is
+/// refused; an object still queued for the build is evicted the same way.
+fn the_remove_policy<S: SpatialIndex<Vec3, u32> + Evicts>(mut t: S) {
+    let a = t
+        .insert(ObjectDesc::new(ball(1.0, 1.0, 1.0, 0.5), 7))
+        .unwrap();
+    let b = t
+        .insert(ObjectDesc::new(ball(3.0, 1.0, 1.0, 0.5), 8))
+        .unwrap();
+    t.flush();
+    t.update(a, ball(-5.0, 1.0, 1.0, 0.5)).unwrap();
+    assert_eq!(t.get(a), Err(Error::StaleHandle(a)));
+    assert_eq!(t.len(), 1);
+    assert_eq!(t.evicted(), vec![(a, 7)]);
+    assert!(t.evicted().is_empty());
+    assert!(t.get(b).is_ok());
+    assert_eq!(
+        t.insert(ObjectDesc::new(ball(-5.0, 1.0, 1.0, 0.5), 9)),
+        Err(Error::OutsideWorld)
+    );
+    t.validate().unwrap();
+    // An object still queued for the build is evicted the same way.
+    let c = t
+        .insert(ObjectDesc::new(ball(5.0, 1.0, 1.0, 0.5), 10))
+        .unwrap();
+    assert_eq!(t.stats().pending, 1);
+    t.update(c, ball(5.0, 40.0, 1.0, 0.5)).unwrap();
+    assert_eq!(t.evicted(), vec![(c, 10)]);
+    assert_eq!(t.len(), 1);
+    t.validate().unwrap();
+}
+
+#[test]
+fn the_remove_policy_evicts_and_reports_the_object() {
+    let policy = OutOfBounds::Remove;
+    the_remove_policy(
+        Octree::with_config(OrthtreeConfig {
+            world: Some(cube(0.0, 16.0)),
+            out_of_bounds: policy,
+            ..Default::default()
+        })
+        .unwrap(),
+    );
+    the_remove_policy(
+        LooseOctree::with_config(LooseConfig {
+            world: Some(cube(0.0, 16.0)),
+            min_node_size: 1.0,
+            out_of_bounds: policy,
+            ..Default::default()
+        })
+        .unwrap(),
+    );
+    the_remove_policy(
+        Bsp3::with_config(BspConfig {
+            world: Some(cube(0.0, 16.0)),
+            out_of_bounds: policy,
+            ..Default::default()
+        })
+        .unwrap(),
+    );
 }

@@ -5,8 +5,7 @@
 //! point, the coordinate limit) is in `behaviour.rs`.
 
 use glam::{Vec2, Vec3};
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64;
+use rand::Rng;
 
 use crate::common::same_pairs;
 use sparti::{
@@ -106,7 +105,7 @@ fn cells_under_32x32_in_the_articles_window_are_20x30() {
 fn the_articles_scene_tests_a_few_percent_of_the_pairs() {
     // 100 discs bouncing in the window, cells under 32 x 32 (M1): the
     // article measured 3.2% of N(N-1) at best.
-    let mut r = Pcg64::seed_from_u64(7);
+    let mut r = crate::common::rng(7);
     let mut t = window(32.0, 0);
     let mut b = BruteForce::<Vec2, u32>::new();
     let mut discs = Vec::new();
@@ -164,7 +163,7 @@ fn a_flat_world_gets_cells_that_are_not_flat_slivers() {
         ..Default::default()
     })
     .unwrap();
-    let mut r = Pcg64::seed_from_u64(3);
+    let mut r = crate::common::rng(3);
     for i in 0..2000 {
         let p = Vec3::new(
             r.random_range(0.0..1000.0),

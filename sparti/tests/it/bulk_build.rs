@@ -3,15 +3,14 @@
 //! nodes, at the same depths, holding as many objects each.
 
 use glam::{Vec2, Vec3};
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64;
+use rand::Rng;
 use sparti::{
     Aabb, Bsp, BspConfig, LooseConfig, LooseOrthtree, ObjectDesc, Orthtree, OrthtreeConfig, Shape,
     SpatialIndex, Vector,
 };
 
 fn shapes<V: Vector>(seed: u64, n: usize, side: f32) -> Vec<Shape<V>> {
-    let mut r = Pcg64::seed_from_u64(seed);
+    let mut r = crate::common::rng(seed);
     (0..n)
         .map(|i| {
             let mut c = V::ZERO;

@@ -7,6 +7,7 @@ use sparti::{
     BruteForce, Bsp2, Bsp3, ContactEvents, Filter, LooseOctree, LooseQuadtree, ObjectDesc, Octree,
     Quadtree, Ray, Shape, SpatialIndex, Vector,
 };
+use sparti_scenes::XorShift;
 
 /// FNV-1a over 64-bit words: stable across platforms and Rust versions.
 #[derive(Clone, Copy)]
@@ -24,19 +25,6 @@ impl Fnv {
     }
 }
 
-/// A small xorshift generator, so the scenario never depends on a crate's
-/// algorithm.
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
-
 /// Runs the fixed scenario: returns (hash of results in the structure's
 /// order, hash of the canonical sorted results).
 fn scenario<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) -> (u64, u64) {
@@ -45,7 +33,7 @@ fn scenario<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) -> (u64, u64) {
     let point = |r: &mut XorShift| {
         let mut v = V::ZERO;
         for i in 0..V::DIM {
-            v = v.with(i, r.next() * side);
+            v = v.with(i, r.next_unit() * side);
         }
         v
     };
@@ -53,9 +41,9 @@ fn scenario<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) -> (u64, u64) {
     for i in 0..300u32 {
         let c = point(&mut r);
         let shape = if i % 3 == 0 {
-            Shape::cuboid(c, V::splat(0.5 + r.next()))
+            Shape::cuboid(c, V::splat(0.5 + r.next_unit()))
         } else {
-            Shape::sphere(c, 0.5 + r.next() * 1.5)
+            Shape::sphere(c, 0.5 + r.next_unit() * 1.5)
         };
         let d = ObjectDesc::new(shape, i)
             .with_static(i % 5 == 0)

@@ -6,47 +6,20 @@
 
 #[path = "../../../fuzz/src/ops.rs"]
 mod ops;
+#[path = "../../../fuzz/src/replay.rs"]
+mod replay;
 
-use std::path::Path;
+use crate::common::every_structure;
 
 use glam::{Vec2, Vec3};
 use sparti::{
-    Aabb, BruteForce, Bsp2, Bsp3, Cone, Filter, Frustum, LooseOctree, LooseQuadtree, ObjectDesc,
-    Octree, Plane, Quadtree, Ray, Shape, SpatialIndex, Sphere, Vector,
+    Aabb, Cone, Filter, Frustum, LooseOctree, ObjectDesc, Plane, Ray, Shape, SpatialIndex, Sphere,
+    Vector,
 };
 
-/// Calls the generic check `f` with every tree (and, with `brute`, the
-/// brute force in 3D and 2D first), each empty.
-macro_rules! every_structure {
-    (brute, $f:ident) => {
-        $f(BruteForce::<Vec3, u32>::new());
-        $f(BruteForce::<Vec2, u32>::new());
-        every_structure!($f);
-    };
-    ($f:ident) => {
-        $f(Octree::<u32>::new());
-        $f(Quadtree::<u32>::new());
-        $f(LooseOctree::<u32>::new());
-        $f(LooseQuadtree::<u32>::new());
-        $f(Bsp3::<u32>::new());
-        $f(Bsp2::<u32>::new());
-    };
-}
-
+/// Every file of `dir` through the `ops` harness.
 fn replay_dir(dir: &str) -> usize {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(dir);
-    let mut files: Vec<_> = std::fs::read_dir(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.is_file())
-        .collect();
-    files.sort();
-    for f in &files {
-        let data = std::fs::read(f).expect("readable");
-        let r = std::panic::catch_unwind(|| ops::run(&data));
-        assert!(r.is_ok(), "fuzz input {} fails", f.display());
-    }
-    files.len()
+    replay::replay_dir(dir, ops::run)
 }
 
 #[test]

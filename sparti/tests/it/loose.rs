@@ -254,33 +254,6 @@ fn reject_policy_refuses_and_leaves_the_object_unchanged() {
 }
 
 #[test]
-fn remove_policy_evicts_and_reports_the_object() {
-    let mut t = tree(LooseConfig {
-        world: world(0.0, 16.0),
-        out_of_bounds: OutOfBounds::Remove,
-        ..Default::default()
-    });
-    let a = t
-        .insert(ObjectDesc::new(ball(1.0, 1.0, 1.0, 0.5), 7))
-        .unwrap();
-    let b = t
-        .insert(ObjectDesc::new(ball(3.0, 1.0, 1.0, 0.5), 8))
-        .unwrap();
-    t.flush();
-    t.update(a, ball(-5.0, 1.0, 1.0, 0.5)).unwrap();
-    assert_eq!(t.get(a), Err(Error::StaleHandle(a)));
-    assert_eq!(t.len(), 1);
-    assert_eq!(t.take_evicted(), vec![(a, 7)]);
-    assert!(t.take_evicted().is_empty());
-    assert!(t.get(b).is_ok());
-    assert_eq!(
-        t.insert(ObjectDesc::new(ball(-5.0, 1.0, 1.0, 0.5), 9)),
-        Err(Error::OutsideWorld)
-    );
-    t.validate().unwrap();
-}
-
-#[test]
 fn pairs_across_sibling_subtrees_are_found_once() {
     // Small objects on both sides of the root's split planes sink into
     // different subtrees, yet overlap through their loose bounds.

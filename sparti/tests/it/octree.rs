@@ -87,30 +87,6 @@ fn reject_policy_refuses_and_leaves_the_object_unchanged() {
 }
 
 #[test]
-fn remove_policy_evicts_and_reports_the_object() {
-    let mut t = Octree::<u32>::with_config(OrthtreeConfig {
-        world: world(0.0, 16.0),
-        out_of_bounds: OutOfBounds::Remove,
-        ..Default::default()
-    })
-    .unwrap();
-    let a = t
-        .insert(ObjectDesc::new(ball(1.0, 1.0, 1.0, 0.5), 7))
-        .unwrap();
-    let b = t
-        .insert(ObjectDesc::new(ball(3.0, 1.0, 1.0, 0.5), 8))
-        .unwrap();
-    t.flush();
-    t.update(a, ball(-5.0, 1.0, 1.0, 0.5)).unwrap();
-    assert_eq!(t.get(a), Err(Error::StaleHandle(a)));
-    assert_eq!(t.len(), 1);
-    assert_eq!(t.take_evicted(), vec![(a, 7)]);
-    assert!(t.take_evicted().is_empty());
-    assert!(t.get(b).is_ok());
-    t.validate().unwrap();
-}
-
-#[test]
 fn regression_objects_moved_to_touch_across_a_split_plane_pair_up() {
     // Found by the BSP's fuzzing: a move used a closed containment test, so
     // two boxes touching the plane x = 32 from either side stayed in sibling

@@ -1,21 +1,9 @@
 //! Every structure against the brute force on the standard scenes (2D and
 //! 3D), and the brute force against a direct computation.
 
-use crate::common::{Scene, run_scene, standard_scenes};
+use crate::common::{run_all, standard_scenes};
 use glam::{Vec2, Vec3};
 use sparti::{Aabb, BruteForce, Octree, OrthtreeConfig, OutOfBounds, Quadtree, Vector};
-
-fn run_all<V: Vector, S: sparti::SpatialIndex<V, u32>>(scenes: &[Scene<V>], make: impl Fn() -> S) {
-    let mut total = 0;
-    for s in scenes {
-        let pairs = run_scene(s, &make);
-        total += pairs;
-    }
-    assert!(
-        total > 0,
-        "the scenes produced no pairs at all: the test would prove nothing"
-    );
-}
 
 #[test]
 fn brute_force_matches_direct_computation_3d() {

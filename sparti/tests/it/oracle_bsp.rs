@@ -3,20 +3,9 @@
 //! preset worlds (flat 2.5D ones included) and every out-of-bounds policy
 //! that keeps the scenes' objects.
 
-use crate::common::{Layout, Scene, run_scene, standard_scenes};
+use crate::common::{Layout, Scene, run_all, standard_scenes};
 use glam::{Vec2, Vec3};
-use sparti::{Aabb, Bsp2, Bsp3, BspConfig, OutOfBounds, SpatialIndex, Vector};
-
-fn run_all<V: Vector, S: SpatialIndex<V, u32>>(scenes: &[Scene<V>], make: impl Fn() -> S) {
-    let mut total = 0;
-    for s in scenes {
-        total += run_scene(s, &make);
-    }
-    assert!(
-        total > 0,
-        "the scenes produced no pairs at all: the test would prove nothing"
-    );
-}
+use sparti::{Aabb, Bsp2, Bsp3, BspConfig, OutOfBounds};
 
 fn bsp3(config: BspConfig<Vec3>) -> impl Fn() -> Bsp3<u32> {
     move || Bsp3::<u32>::with_config(config).unwrap()

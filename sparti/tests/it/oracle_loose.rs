@@ -1,20 +1,9 @@
 //! The loose octree and loose quadtree against the brute force on the
 //! standard scenes (2D and 3D), with several settings.
 
-use crate::common::{Scene, run_scene, standard_scenes};
+use crate::common::{run_all, standard_scenes};
 use glam::{Vec2, Vec3};
-use sparti::{Aabb, LooseConfig, LooseOctree, LooseQuadtree, OutOfBounds, SpatialIndex, Vector};
-
-fn run_all<V: Vector, S: SpatialIndex<V, u32>>(scenes: &[Scene<V>], make: impl Fn() -> S) {
-    let mut total = 0;
-    for s in scenes {
-        total += run_scene(s, &make);
-    }
-    assert!(
-        total > 0,
-        "the scenes produced no pairs at all: the test would prove nothing"
-    );
-}
+use sparti::{Aabb, LooseConfig, LooseOctree, LooseQuadtree, OutOfBounds};
 
 #[test]
 fn loose_octree_matches_brute_force() {

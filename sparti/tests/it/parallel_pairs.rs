@@ -9,8 +9,9 @@
 //! ```
 #![cfg(feature = "rayon")]
 
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64;
+use rand::Rng;
+
+use crate::common::{Rng64, in_cube};
 use sparti::{
     BruteForce, Bsp2, Bsp3, Contact, Counters, Handle, LooseConfig, LooseOctree, LooseQuadtree,
     ObjectDesc, Octree, Pair, Quadtree, Shape, SpatialIndex, Vector,
@@ -70,21 +71,13 @@ fn assert_same_on_pool(
     );
 }
 
-fn random_vec<V: Vector>(r: &mut Pcg64, lo: f32, hi: f32) -> V {
-    let mut v = V::ZERO;
-    for i in 0..V::DIM {
-        v = v.with(i, r.random_range(lo..hi));
-    }
-    v
-}
-
 /// A random shape of the case's layout (each frame draws new ones).
-fn shape<V: Vector>(c: &Case, r: &mut Pcg64, centres: &[V]) -> Shape<V> {
+fn shape<V: Vector>(c: &Case, r: &mut Rng64, centres: &[V]) -> Shape<V> {
     let p = match c.layout {
-        Layout::Uniform => random_vec(r, 0.0, c.side),
+        Layout::Uniform => in_cube(r, 0.0, c.side),
         Layout::Clustered => {
             let k = r.random_range(0..centres.len());
-            centres[k] + random_vec::<V>(r, -3.0, 3.0)
+            centres[k] + in_cube::<V>(r, -3.0, 3.0)
         }
         Layout::OnePoint => V::splat(c.side / 2.0),
     };
@@ -96,7 +89,7 @@ fn shape<V: Vector>(c: &Case, r: &mut Pcg64, centres: &[V]) -> Shape<V> {
     if r.random_bool(0.5) {
         Shape::sphere(p, size)
     } else {
-        let h = random_vec::<V>(r, 0.0, size.max(1e-3));
+        let h = in_cube::<V>(r, 0.0, size.max(1e-3));
         Shape::cuboid(p, h)
     }
 }
@@ -106,8 +99,8 @@ fn shape<V: Vector>(c: &Case, r: &mut Pcg64, centres: &[V]) -> Shape<V> {
 /// single-threaded one and with the brute force. Returns the number of
 /// pairs seen.
 fn run<V: Vector, S: SpatialIndex<V, u32> + Sync>(c: &Case, make: fn() -> S) -> usize {
-    let mut r = Pcg64::seed_from_u64(c.seed);
-    let centres: Vec<V> = (0..5).map(|_| random_vec(&mut r, 0.0, c.side)).collect();
+    let mut r = crate::common::rng(c.seed);
+    let centres: Vec<V> = (0..5).map(|_| in_cube(&mut r, 0.0, c.side)).collect();
     let mut tree = make();
     let mut brute = BruteForce::<V, u32>::new();
     let mut handles: Vec<(Handle, Handle)> = Vec::new();
@@ -290,7 +283,7 @@ fn large<V: Vector, S: SpatialIndex<V, u32> + Send + Sync>(make: fn() -> S) {
         static_share: 0.2,
         layers: true,
     };
-    let mut r = Pcg64::seed_from_u64(c.seed);
+    let mut r = crate::common::rng(c.seed);
     let pools = pools();
     let mut descs = Vec::new();
     for i in 0..c.objects {

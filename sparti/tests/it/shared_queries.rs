@@ -7,8 +7,9 @@
 use std::thread;
 
 use glam::{Vec2, Vec3};
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64;
+use rand::Rng;
+
+use crate::common::{Rng64, in_cube, pair_values, sphere_or_box};
 use sparti::{
     Aabb, BruteForce, Bsp2, Bsp3, Filter, LooseOctree, LooseQuadtree, ObjectDesc, Octree, Quadtree,
     Ray, Shape, SpatialIndex, Vector,
@@ -32,14 +33,6 @@ fn every_structure_is_send_and_sync() {
     assert_send_sync::<BruteForce<Vec3, u32>>();
 }
 
-fn vec_in<V: Vector>(r: &mut Pcg64, lo: f32, hi: f32) -> V {
-    let mut v = V::ZERO;
-    for i in 0..V::DIM {
-        v = v.with(i, r.random_range(lo..hi));
-    }
-    v
-}
-
 /// One query of the mix each thread runs.
 #[derive(Clone, Copy)]
 enum Query<V: Vector> {
@@ -50,14 +43,14 @@ enum Query<V: Vector> {
     Nearest(V, usize),
 }
 
-fn random_query<V: Vector>(r: &mut Pcg64) -> Query<V> {
-    let p: V = vec_in(r, -10.0, SIDE + 10.0);
-    let mut dir: V = vec_in(r, -1.0, 1.0);
+fn random_query<V: Vector>(r: &mut Rng64) -> Query<V> {
+    let p: V = in_cube(r, -10.0, SIDE + 10.0);
+    let mut dir: V = in_cube(r, -1.0, 1.0);
     if dir.length() < 1e-3 {
         dir = V::ZERO.with(0, 1.0);
     }
     match r.random_range(0..5) {
-        0 => Query::Box(Aabb::new(p, p + vec_in::<V>(r, 0.0, 25.0)).unwrap()),
+        0 => Query::Box(Aabb::new(p, p + in_cube::<V>(r, 0.0, 25.0)).unwrap()),
         1 => Query::Radius(p, r.random_range(0.0..15.0)),
         2 => Query::RayNearest(Ray::new(p, dir).unwrap(), r.random_range(0.0..150.0)),
         3 => Query::RayAll(Ray::new(p, dir).unwrap(), r.random_range(0.0..150.0)),
@@ -106,20 +99,6 @@ fn answer<V: Vector, S: SpatialIndex<V, u32>>(s: &S, q: &Query<V>) -> Vec<(u32, 
     }
 }
 
-fn pair_values<V: Vector, S: SpatialIndex<V, u32>>(s: &S) -> Vec<(u32, u32)> {
-    let mut pairs = Vec::new();
-    s.pairs(&mut pairs);
-    let mut v: Vec<_> = pairs
-        .iter()
-        .map(|p| {
-            let (a, b) = (s.get(p.a).unwrap().value, s.get(p.b).unwrap().value);
-            (a.min(b), a.max(b))
-        })
-        .collect();
-    v.sort_unstable();
-    v
-}
-
 /// Runs the query mix on `THREADS` threads at once, a pair search on one
 /// more, and checks every answer against the brute force's.
 fn all_threads_agree<V: Vector, S: SpatialIndex<V, u32> + Sync>(
@@ -151,16 +130,10 @@ fn all_threads_agree<V: Vector, S: SpatialIndex<V, u32> + Sync>(
 }
 
 fn shared_queries<V: Vector, S: SpatialIndex<V, u32> + Sync>(make: impl Fn() -> S, seed: u64) {
-    let mut r = Pcg64::seed_from_u64(seed);
+    let mut r = crate::common::rng(seed);
     let (mut s, mut b) = (make(), BruteForce::<V, u32>::new());
-    let desc = |r: &mut Pcg64, i: u32| {
-        let c: V = vec_in(r, 0.0, SIDE);
-        let size = r.random_range(0.0..3.0f32);
-        let shape = if r.random_bool(0.5) {
-            Shape::sphere(c, size)
-        } else {
-            Shape::cuboid(c, vec_in(r, 0.0, size + f32::EPSILON))
-        };
+    let desc = |r: &mut Rng64, i: u32| {
+        let shape = sphere_or_box::<V>(r, SIDE);
         ObjectDesc::new(shape, i).with_static(r.random_bool(0.2))
     };
     // A built tree, moved and thinned...
@@ -173,7 +146,7 @@ fn shared_queries<V: Vector, S: SpatialIndex<V, u32> + Sync>(make: impl Fn() -> 
             s.remove(h).unwrap();
             b.remove(g).unwrap();
         } else if k % 3 == 0 {
-            let shape = Shape::sphere(vec_in::<V>(&mut r, 0.0, SIDE), 1.5);
+            let shape = Shape::sphere(in_cube::<V>(&mut r, 0.0, SIDE), 1.5);
             s.update(h, shape).unwrap();
             b.update(g, shape).unwrap();
         }
@@ -223,7 +196,7 @@ fn shared_queries<V: Vector, S: SpatialIndex<V, u32> + Sync>(make: impl Fn() -> 
     // first query, once, while the other threads wait for it.
     for (k, (&h, &g)) in handles.iter().zip(&hb).enumerate() {
         if k % 11 != 0 && k % 5 == 0 {
-            let shape = Shape::sphere(vec_in::<V>(&mut r, 0.0, SIDE), 0.7);
+            let shape = Shape::sphere(in_cube::<V>(&mut r, 0.0, SIDE), 0.7);
             s.update(h, shape).unwrap();
             b.update(g, shape).unwrap();
         }

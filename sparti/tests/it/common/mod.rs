@@ -6,40 +6,33 @@
 
 use std::collections::BTreeSet;
 
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64;
+use rand::Rng;
 use sparti::{
     Aabb, BruteForce, Cone, ContactEvents, Filter, Frustum, Handle, LayerMatrix, Neighbor,
     ObjectDesc, Pair, Plane, Ray, Shape, SpatialIndex, Sphere, Vector,
 };
 
-pub type Rng64 = Pcg64;
+/// The scene kit's generator and helpers (`sparti-scenes`).
+pub use sparti_scenes::{Rng as Rng64, direction as unit, in_cube, rng, vec_in};
 
-pub fn rng(seed: u64) -> Rng64 {
-    Pcg64::seed_from_u64(seed)
+/// Calls the generic check `$f` with every tree, each empty, in 3D and 2D
+/// (and, with `brute,` first, the brute force in 3D and 2D before them).
+macro_rules! every_structure {
+    (brute, $f:ident) => {
+        $f(::sparti::BruteForce::<::glam::Vec3, u32>::new());
+        $f(::sparti::BruteForce::<::glam::Vec2, u32>::new());
+        $crate::common::every_structure!($f);
+    };
+    ($f:ident) => {
+        $f(::sparti::Octree::<u32>::new());
+        $f(::sparti::Quadtree::<u32>::new());
+        $f(::sparti::LooseOctree::<u32>::new());
+        $f(::sparti::LooseQuadtree::<u32>::new());
+        $f(::sparti::Bsp3::<u32>::new());
+        $f(::sparti::Bsp2::<u32>::new());
+    };
 }
-
-/// A random vector with components in `[lo, hi)`.
-pub fn vec_in<V: Vector>(r: &mut Rng64, lo: V, hi: V) -> V {
-    let mut v = V::ZERO;
-    for i in 0..V::DIM {
-        let (a, b) = (lo.get(i), hi.get(i));
-        v = v.with(i, if a < b { r.random_range(a..b) } else { a });
-    }
-    v
-}
-
-/// A random unit vector.
-pub fn unit<V: Vector>(r: &mut Rng64) -> V {
-    loop {
-        let v: V = vec_in(r, V::splat(-1.0), V::splat(1.0));
-        if let Some(n) = v.try_normalize() {
-            if v.length() > 0.05 {
-                return n;
-            }
-        }
-    }
-}
+pub(crate) use every_structure;
 
 /// How a scene places and moves its objects.
 #[derive(Clone, Copy, Debug)]
@@ -656,6 +649,43 @@ pub fn run_scene<V: Vector, S: SpatialIndex<V, u32>>(
         check(&p.s, scene.name, "end_frame");
     }
     total_pairs
+}
+
+/// A sphere or a box (even odds) centred in the cube `[0, side)`, of size
+/// (radius or largest half extent) up to 3, zero included.
+pub fn sphere_or_box<V: Vector>(r: &mut Rng64, side: f32) -> Shape<V> {
+    let c: V = in_cube(r, 0.0, side);
+    let size = r.random_range(0.0..3.0f32);
+    if r.random_bool(0.5) {
+        Shape::sphere(c, size)
+    } else {
+        Shape::cuboid(c, in_cube(r, 0.0, size + f32::EPSILON))
+    }
+}
+
+/// The values of every pair `pairs()` finds, each pair ordered, sorted.
+pub fn pair_values<V: Vector, S: SpatialIndex<V, u32>>(s: &S) -> Vec<(u32, u32)> {
+    let mut pairs = Vec::new();
+    s.pairs(&mut pairs);
+    let mut v: Vec<_> = pairs
+        .iter()
+        .map(|p| {
+            let (a, b) = (s.get(p.a).unwrap().value, s.get(p.b).unwrap().value);
+            (a.min(b), a.max(b))
+        })
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// Runs every scene through a structure from `make` beside the brute
+/// force ([`run_scene`]), and checks that the scenes produced pairs at all.
+pub fn run_all<V: Vector, S: SpatialIndex<V, u32>>(scenes: &[Scene<V>], make: impl Fn() -> S) {
+    let total: usize = scenes.iter().map(|s| run_scene(s, &make)).sum();
+    assert!(
+        total > 0,
+        "the scenes produced no pairs at all: the test would prove nothing"
+    );
 }
 
 /// The standard scenes for a dimension, over a world of side `side`.

@@ -24,16 +24,20 @@
 //! replayed several times: after its last frame comes a frame that brings
 //! the objects back to the first frame's state.
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use sparti::{Aabb, BruteForce, Handle, Neighbor, ObjectDesc, RayHit, Shape, SpatialIndex, Vector};
+use sparti::{Aabb, Handle, Neighbor, ObjectDesc, RayHit, Shape, SpatialIndex, Vector};
 
 use crate::catalogue::IndexJob;
 pub use crate::catalogue::{Config, Structure};
 
+mod plan;
+mod results;
+
+pub use plan::{PlanSource, ScenePlan, check_scene, typical_size};
+pub use results::{Difference, Run, Timing, median};
+
 use crate::queries::{self, Query};
-use crate::scene::{Change, Frame, Row, Scene};
 
 /// One change to the objects of a workload. Slots number the objects
 /// (densely, from 0); a slot is reused only after its object is removed.
@@ -78,130 +82,6 @@ pub trait Source<V: Vector> {
     fn next_frame(&mut self, ops: &mut Vec<Op<V>>);
 }
 
-/// How many frames to run and measure.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Timing {
-    /// Frames run before measuring (the first one builds the tree).
-    pub warm_up: usize,
-    /// Measure at least this many frames...
-    pub min_frames: usize,
-    /// ... and keep measuring until they add up to this long ...
-    pub min_time: Duration,
-    /// ... but never more frames than this.
-    pub max_frames: usize,
-}
-
-/// What one structure did on one workload.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Run {
-    /// Seconds per measured frame.
-    pub seconds: Vec<f64>,
-    /// Pair tests ([`sparti::Counters::pair_tests`]) per measured frame.
-    pub pair_tests: Vec<u64>,
-    /// Live objects per measured frame.
-    pub objects: Vec<usize>,
-    /// Pairs found in every frame, warm-up included.
-    pub pairs: Vec<usize>,
-    /// An order-independent fingerprint of every frame's pairs (of slots).
-    pub fingerprints: Vec<u64>,
-    /// Seconds spent in the queries, per measured frame (a part of
-    /// `seconds`; empty when the workload has no queries).
-    pub query_seconds: Vec<f64>,
-    /// A fingerprint of every frame's query results (0 without queries).
-    pub query_fingerprints: Vec<u64>,
-}
-
-/// Where two runs first disagree ([`Run::first_difference`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Difference {
-    /// The frame, 0-based, warm-up included.
-    pub frame: usize,
-    /// Pairs found by the run and by the reference in that frame.
-    pub pairs: (usize, usize),
-    /// True when the pairs agree and the query results do not.
-    pub in_queries: bool,
-}
-
-impl Difference {
-    /// What differs, for a message: `"{got} pairs, {reference} {want}"` or
-    /// the query results.
-    pub fn describe(&self, reference: &str) -> String {
-        let (got, want) = self.pairs;
-        if self.in_queries {
-            format!("the same {got} pairs, but other query results than {reference}")
-        } else if got == want {
-            format!("{got} pairs, {reference} {want} (same count, different pairs)")
-        } else {
-            format!("{got} pairs, {reference} {want}")
-        }
-    }
-}
-
-/// The median of some numbers (0 when there are none).
-pub fn median(values: &[f64]) -> f64 {
-    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_unstable_by(f64::total_cmp);
-    let m = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    }
-}
-
-impl Run {
-    /// Median milliseconds per frame.
-    pub fn median_ms(&self) -> f64 {
-        median(&self.seconds) * 1e3
-    }
-
-    /// Mean pair tests per measured frame.
-    pub fn mean_pair_tests(&self) -> f64 {
-        mean(self.pair_tests.iter().map(|&t| t as f64))
-    }
-
-    /// Mean live objects per measured frame.
-    pub fn mean_objects(&self) -> f64 {
-        mean(self.objects.iter().map(|&n| n as f64))
-    }
-
-    /// Mean pairs per frame over the measured frames.
-    pub fn mean_pairs(&self) -> f64 {
-        let skip = self.pairs.len() - self.seconds.len().min(self.pairs.len());
-        mean(self.pairs[skip..].iter().map(|&n| n as f64))
-    }
-
-    /// Median milliseconds per frame spent in the queries (0 without).
-    pub fn median_query_ms(&self) -> f64 {
-        median(&self.query_seconds) * 1e3
-    }
-
-    /// The first frame where this run and `reference` found different
-    /// pairs or query results, among the frames both ran.
-    pub fn first_difference(&self, reference: &Run) -> Option<Difference> {
-        let frames = self.pairs.len().min(reference.pairs.len());
-        let queries = |r: &Run, i: usize| r.query_fingerprints.get(i).copied().unwrap_or(0);
-        (0..frames).find_map(|i| {
-            let pairs_differ = self.pairs[i] != reference.pairs[i]
-                || self.fingerprints[i] != reference.fingerprints[i];
-            let queries_differ = queries(self, i) != queries(reference, i);
-            (pairs_differ || queries_differ).then_some(Difference {
-                frame: i,
-                pairs: (self.pairs[i], reference.pairs[i]),
-                in_queries: !pairs_differ,
-            })
-        })
-    }
-}
-
-fn mean(values: impl Iterator<Item = f64>) -> f64 {
-    let (sum, n) = values.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
-    if n == 0 { 0.0 } else { sum / n as f64 }
-}
-
 /// Why a measurement stopped.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MeasureError {
@@ -241,7 +121,7 @@ pub fn measure<V: Vector>(
     }
     impl<V: Vector> IndexJob<V, u32> for Measure<'_, V> {
         type Output = Result<Run, MeasureError>;
-        fn run<S: SpatialIndex<V, u32>>(self, index: S) -> Self::Output {
+        fn run<S: SpatialIndex<V, u32> + 'static>(self, index: S) -> Self::Output {
             run(index, self.source, self.queries, self.timing)
         }
     }
@@ -432,194 +312,11 @@ fn run<V: Vector, S: SpatialIndex<V, u32>>(
     Ok(out)
 }
 
-/// A scene file compiled into per-frame operations, replayable in a loop.
-#[derive(Clone, Debug)]
-pub struct ScenePlan<V: Vector> {
-    /// The operations of each frame of the file.
-    frames: Vec<Vec<Op<V>>>,
-    /// The operations that take the last frame's objects back to the first's.
-    wrap: Vec<Op<V>>,
-    /// The most objects alive in one frame.
-    pub max_objects: usize,
-}
-
-/// Diffs frames into operations; one slot per id for the whole scene.
-struct Differ {
-    slots: BTreeMap<u64, u32>,
-    live: BTreeMap<u64, Row>,
-}
-
-impl Differ {
-    fn slot(&mut self, id: u64) -> u32 {
-        let n = self.slots.len() as u32;
-        *self.slots.entry(id).or_insert(n)
-    }
-
-    fn diff<V: Vector>(&mut self, frame: &Frame) -> Vec<Op<V>> {
-        let mut ops = Vec::new();
-        let insert = |slot, row: &Row| Op::Insert {
-            slot,
-            shape: row.shape::<V>(),
-            layer: row.layer,
-            mask: row.mask,
-            is_static: row.is_static,
-            line: row.line,
-        };
-        for change in frame.changes(&self.live, |row| row) {
-            let row = match change {
-                Change::Gone(id) => {
-                    let slot = self.slot(id);
-                    if let Some(row) = self.live.remove(&id) {
-                        ops.push(Op::Remove {
-                            slot,
-                            line: row.line,
-                        });
-                    }
-                    continue;
-                }
-                Change::New(row) => {
-                    ops.push(insert(self.slot(row.id), row));
-                    row
-                }
-                Change::Refiled(row) => {
-                    let slot = self.slot(row.id);
-                    ops.push(Op::Remove {
-                        slot,
-                        line: row.line,
-                    });
-                    ops.push(insert(slot, row));
-                    row
-                }
-                Change::Moved(row) => {
-                    ops.push(Op::Update {
-                        slot: self.slot(row.id),
-                        shape: row.shape::<V>(),
-                        line: row.line,
-                    });
-                    row
-                }
-                Change::Same(row) => row,
-            };
-            self.live.insert(row.id, *row);
-        }
-        ops
-    }
-}
-
-impl<V: Vector> ScenePlan<V> {
-    /// Compiles a parsed scene (of dimension `V::DIM`).
-    pub fn new(scene: &Scene) -> Self {
-        let mut d = Differ {
-            slots: BTreeMap::new(),
-            live: BTreeMap::new(),
-        };
-        let frames: Vec<Vec<Op<V>>> = scene.frames.iter().map(|f| d.diff(f)).collect();
-        let wrap = scene.frames.first().map(|f| d.diff(f)).unwrap_or_default();
-        let max_objects = scene.frames.iter().map(|f| f.rows.len()).max().unwrap_or(0);
-        ScenePlan {
-            frames,
-            wrap,
-            max_objects,
-        }
-    }
-
-    /// Frames in the file.
-    pub fn len(&self) -> usize {
-        self.frames.len()
-    }
-
-    /// True when the scene has no frames.
-    pub fn is_empty(&self) -> bool {
-        self.frames.is_empty()
-    }
-
-    /// A source that plays the scene from its first frame, then again and
-    /// again (each pass after the first starts with the wrap-around frame).
-    pub fn source(&self) -> PlanSource<'_, V> {
-        PlanSource {
-            plan: self,
-            next: 0,
-        }
-    }
-}
-
-/// Plays a [`ScenePlan`] in a loop.
-pub struct PlanSource<'a, V: Vector> {
-    plan: &'a ScenePlan<V>,
-    next: usize,
-}
-
-impl<V: Vector> Source<V> for PlanSource<'_, V> {
-    fn next_frame(&mut self, ops: &mut Vec<Op<V>>) {
-        ops.clear();
-        let n = self.plan.frames.len();
-        let k = self.next;
-        self.next += 1;
-        if n == 0 {
-            return;
-        }
-        let frame = if k < n {
-            &self.plan.frames[k]
-        } else {
-            match (k - n) % n {
-                0 => &self.plan.wrap,
-                m => &self.plan.frames[m],
-            }
-        };
-        ops.extend_from_slice(frame);
-    }
-}
-
-/// Checks that every object of the scene can be held by sparti's structures
-/// (they all refuse the same objects: coordinates beyond
-/// [`sparti::MAX_COORDINATE`]), before anything is measured.
-///
-/// # Errors
-/// The first refused row, with its line.
-pub fn check_scene<V: Vector>(scene: &Scene) -> Result<(), crate::scene::LineError> {
-    let mut brute = BruteForce::<V, ()>::new();
-    for frame in &scene.frames {
-        for row in &frame.rows {
-            brute
-                .insert(ObjectDesc::new(row.shape::<V>(), ()))
-                .map_err(|e| {
-                    crate::scene::LineError::new(
-                        row.line,
-                        format!("sparti's structures refuse object {}: {e}", row.id),
-                    )
-                })?;
-        }
-        brute.clear();
-    }
-    Ok(())
-}
-
-/// The typical size of a scene's objects: the median over its rows of an
-/// object's largest extent (diameter, or twice the largest half extent).
-/// 1 when the scene is empty or every object is a point.
-pub fn typical_size(scene: &Scene) -> f32 {
-    let sizes: Vec<f64> = scene
-        .frames
-        .iter()
-        .flat_map(|f| f.rows.iter())
-        .map(|r| {
-            let m = if r.kind.is_round() {
-                r.size[0]
-            } else {
-                r.size.iter().copied().fold(0.0, f32::max)
-            };
-            f64::from(m) * 2.0
-        })
-        .collect();
-    let m = median(&sizes) as f32;
-    if m > 0.0 && m.is_finite() { m } else { 1.0 }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::replay::Replayer;
-    use crate::scene::parse_scene;
+    use crate::scene::{Scene, parse_scene};
     use sparti::glam::Vec2;
     use sparti::{LooseConfig, LooseQuadtree, Quadtree};
 
