@@ -127,18 +127,17 @@ mod tests {
     use crate::bsp::Bsp2;
     use crate::kernel::corruption;
     use crate::store::NONE;
-    use crate::{Aabb, BspConfig, Shape};
+    use crate::{BspConfig, Shape};
 
     /// A 64 x 32 world with objects at several depths, one straddling the
     /// root's split, one the split of the root's upper half, one static, an
     /// idle leaf and one pending insertion.
     fn tree() -> Bsp2<u32> {
         let t = Bsp2::with_config(BspConfig {
-            world: Some(Aabb::new(Vec2::ZERO, Vec2::new(64.0, 32.0)).unwrap()),
+            world: corruption::world(64.0, 32.0),
             ..Default::default()
-        })
-        .unwrap();
-        let t = corruption::populate(
+        });
+        corruption::populate(
             t,
             &[
                 (32.0, 16.0, 2.0, 0, false), // straddles x = 32
@@ -149,9 +148,7 @@ mod tests {
             ],
             (50.0, 28.0, 0.5),
             (1.0, 1.0, 0.5),
-        );
-        assert!(!t.core.idle.is_empty() && !t.core.pending.is_empty());
-        t
+        )
     }
 
     fn breaks(what: &str, corrupt: impl FnOnce(&mut Bsp2<u32>)) {
@@ -162,19 +159,13 @@ mod tests {
     fn child_and_slot(t: &Bsp2<u32>) -> (u32, u32) {
         let r = &t.core.nodes[t.core.root as usize];
         let c = r.children.into_iter().find(|&c| c != NONE).unwrap();
-        let mut n = c;
-        while t.core.nodes[n as usize].items.is_empty() {
-            n = t.core.nodes[n as usize]
-                .children
-                .into_iter()
-                .find(|&c| c != NONE)
-                .unwrap();
-        }
+        let n = corruption::first_filled(&t.core, c);
         (c, t.core.items(n)[0].slot)
     }
 
     #[test]
     fn validate_catches_each_corruption() {
+        corruption::breaks_lifecycle(tree);
         breaks("are not half", |t| {
             let (c, _) = child_and_slot(t);
             t.core.nodes[c as usize].bounds.max.y += 1.0;
@@ -228,9 +219,6 @@ mod tests {
             let slot = t.core.pending[0];
             t.core.store.slot_mut(slot).pos = 7;
         });
-        breaks("filed +", |t| {
-            t.core.pending.clear();
-        });
         breaks("free node", |t| {
             let (c, _) = child_and_slot(t);
             t.core.free_nodes.push(c);
@@ -238,17 +226,9 @@ mod tests {
         breaks("neither in the tree nor free", |t| {
             t.core.nodes.push(t.core.nodes[0].clone());
         });
-        breaks("empty leaf", |t| {
-            let n = t.core.idle[0] as usize;
-            t.core.nodes[n].life.state = crate::orthtree::NodeState::Live;
-        });
         breaks("not listed", |t| {
             let n = t.core.idle.pop().unwrap() as usize;
             t.core.nodes[n].life.listed = false;
-        });
-        breaks("outlived", |t| {
-            let n = t.core.idle[0] as usize;
-            t.core.nodes[n].life.idle_frames = 8;
         });
         breaks("lifespan", |t| {
             let root = t.core.root as usize;

@@ -322,20 +322,27 @@ pub(crate) fn tree_stats<V: Vector, T, S: Family<V, T>>(s: &S) -> TreeStats {
 pub(crate) mod corruption {
     use glam::Vec2;
 
-    use crate::geometry::{Shape, Vector};
-    use crate::kernel::Core;
+    use crate::geometry::{Aabb, Shape, Vector};
+    use crate::kernel::{Core, Family, NodeState, PoolNode};
+    use crate::store::NONE;
     use crate::traverse::TreeNode;
-    use crate::{Handle, ObjectDesc, SpatialIndex};
+    use crate::{Error, Handle, ObjectDesc, SpatialIndex};
 
-    /// Fills `t` with discs `(x, y, radius, value, static)` and builds it;
-    /// then builds one more disc, `gone`, and removes it (leaving an idle
-    /// leaf), and queues one more, `pending`, value 99.
-    pub(crate) fn populate<S: SpatialIndex<Vec2, u32>>(
-        mut t: S,
+    /// The world `[0, w] x [0, h]` of a family's test tree.
+    pub(crate) fn world(w: f32, h: f32) -> Option<Aabb<Vec2>> {
+        Some(Aabb::new(Vec2::ZERO, Vec2::new(w, h)).unwrap())
+    }
+
+    /// Fills the new tree `t` with discs `(x, y, radius, value, static)` and
+    /// builds it; then builds one more disc, `gone`, and removes it
+    /// (leaving an idle leaf), and queues one more, `pending`, value 99.
+    pub(crate) fn populate<S: SpatialIndex<Vec2, u32> + Family<Vec2, u32>>(
+        t: Result<S, Error>,
         discs: &[(f32, f32, f32, u32, bool)],
         gone: (f32, f32, f32),
         pending: (f32, f32, f32),
     ) -> S {
+        let mut t = t.unwrap();
         let disc =
             |(x, y, r): (f32, f32, f32), v| ObjectDesc::new(Shape::sphere(Vec2::new(x, y), r), v);
         for &(x, y, r, v, is_static) in discs {
@@ -346,7 +353,25 @@ pub(crate) mod corruption {
         t.remove(gone).unwrap();
         t.insert(disc(pending, 99)).unwrap();
         t.validate().unwrap();
+        assert!(!t.core().idle.is_empty() && !t.core().pending.is_empty());
         t
+    }
+
+    /// The first node at or below `n` that holds objects, following each
+    /// node's first child.
+    pub(crate) fn first_filled<V: Vector, T, N: TreeNode<V>>(
+        core: &Core<V, T, N>,
+        mut n: u32,
+    ) -> u32 {
+        while core.items(n).is_empty() {
+            n = core.nodes[n as usize]
+                .children()
+                .iter()
+                .copied()
+                .find(|&c| c != NONE)
+                .unwrap();
+        }
+        n
     }
 
     /// Builds a tree with `tree`, breaks it with `corrupt`, and checks
@@ -363,6 +388,27 @@ pub(crate) mod corruption {
             Ok(()) => panic!("validate() missed: {what}"),
             Err(e) => assert!(e.0.contains(what), "expected {what:?}, got {e}"),
         }
+    }
+
+    /// The breaks of the kernel's own state every family's `validate()`
+    /// must name, on trees from `tree` (an idle leaf and a queued object
+    /// in each, see [`populate`]): the pending queue emptied behind the
+    /// store's back, an idle leaf marked live, an idle leaf past its
+    /// lifespan.
+    pub(crate) fn breaks_lifecycle<V: Vector, T, S: SpatialIndex<V, T> + Family<V, T>>(
+        tree: fn() -> S,
+    ) {
+        breaks(tree, "filed +", |t| t.core_mut().pending.clear());
+        breaks(tree, "empty leaf", |t| {
+            let core = t.core_mut();
+            let n = core.idle[0] as usize;
+            core.nodes[n].pool().life.state = NodeState::Live;
+        });
+        breaks(tree, "outlived", |t| {
+            let core = t.core_mut();
+            let n = core.idle[0] as usize;
+            core.nodes[n].pool().life.idle_frames = 8;
+        });
     }
 
     /// The slot of the object whose value is `v`, and the node it is in.

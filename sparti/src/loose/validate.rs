@@ -139,22 +139,21 @@ mod tests {
 
     use glam::Vec2;
 
-    use crate::kernel::{NodeState, corruption};
+    use crate::kernel::corruption;
     use crate::loose::LooseQuadtree;
-    use crate::{Aabb, LooseConfig, Shape};
+    use crate::{LooseConfig, Shape};
 
     /// A world of 60 (root cell 64, level 6; cells of 1 at level 0, pads of
     /// half a cell): objects of levels 5, 3 and 0, one static, an idle
     /// leaf and one pending insertion.
     fn tree() -> LooseQuadtree<u32> {
-        let t = LooseQuadtree::with_config(LooseConfig {
-            world: Some(Aabb::new(Vec2::ZERO, Vec2::splat(60.0)).unwrap()),
-            min_node_size: 1.0,
-            ..Default::default()
-        })
-        .unwrap();
-        let t = corruption::populate(
-            t,
+        let world = corruption::world(60.0, 60.0);
+        corruption::populate(
+            LooseQuadtree::with_config(LooseConfig {
+                world,
+                min_node_size: 1.0,
+                ..Default::default()
+            }),
             &[
                 (8.0, 8.0, 12.0, 0, false),   // level 5
                 (10.0, 50.0, 0.25, 1, false), // level 0
@@ -163,9 +162,7 @@ mod tests {
             ],
             (50.0, 50.0, 0.25),
             (1.0, 1.0, 0.25),
-        );
-        assert!(!t.core.idle.is_empty() && !t.core.pending.is_empty());
-        t
+        )
     }
 
     fn breaks(what: &str, corrupt: impl FnOnce(&mut LooseQuadtree<u32>)) {
@@ -176,12 +173,9 @@ mod tests {
         corruption::slot_and_node(t, &t.core, &v)
     }
 
-    fn reshape(t: &mut LooseQuadtree<u32>, slot: u32, shape: Shape<Vec2>) {
-        corruption::reshape(&mut t.core, slot, shape);
-    }
-
     #[test]
     fn validate_catches_each_corruption() {
+        corruption::breaks_lifecycle(tree);
         breaks("centre outside its cell", |t| {
             let (_, n) = slot_and_node(t, 1);
             let cell = t.core.nodes[n as usize].cell;
@@ -207,25 +201,29 @@ mod tests {
         });
         breaks("sticks out of its loose bounds", |t| {
             let (slot, _) = slot_and_node(t, 1);
-            reshape(t, slot, Shape::sphere(Vec2::new(58.0, 58.0), 0.25));
+            corruption::reshape(
+                &mut t.core,
+                slot,
+                Shape::sphere(Vec2::new(58.0, 58.0), 0.25),
+            );
         });
         breaks("has its centre", |t| {
             // Just outside the cell [40, 48)^2, inside its loose bounds.
             let (slot, n) = slot_and_node(t, 3);
             let cell = t.core.nodes[n as usize].cell;
             assert_eq!((cell.min, cell.max), (Vec2::splat(40.0), Vec2::splat(48.0)));
-            reshape(t, slot, Shape::sphere(Vec2::new(39.5, 44.0), 3.0));
+            corruption::reshape(&mut t.core, slot, Shape::sphere(Vec2::new(39.5, 44.0), 3.0));
         });
         breaks("of level 4 in node", |t| {
             // Grown past its level's pad (4), still inside the loose bounds.
             let (slot, _) = slot_and_node(t, 3);
-            reshape(t, slot, Shape::sphere(Vec2::splat(44.0), 5.0));
+            corruption::reshape(&mut t.core, slot, Shape::sphere(Vec2::splat(44.0), 5.0));
         });
         breaks("fits its child", |t| {
             // Shrunk in place: its level is now 0, and the node has no
             // leaf capacity to keep it.
             let (slot, _) = slot_and_node(t, 3);
-            reshape(t, slot, Shape::sphere(Vec2::splat(44.0), 0.25));
+            corruption::reshape(&mut t.core, slot, Shape::sphere(Vec2::splat(44.0), 0.25));
         });
         breaks("box out of date", |t| {
             let (slot, n) = slot_and_node(t, 1);
@@ -236,17 +234,6 @@ mod tests {
             let (slot, n) = slot_and_node(t, 2);
             let pos = t.core.store.slot(slot).pos as usize;
             t.core.items_mut(n)[pos].is_static = false;
-        });
-        breaks("filed +", |t| {
-            t.core.pending.clear();
-        });
-        breaks("empty leaf", |t| {
-            let n = t.core.idle[0] as usize;
-            t.core.nodes[n].life.state = NodeState::Live;
-        });
-        breaks("outlived", |t| {
-            let n = t.core.idle[0] as usize;
-            t.core.nodes[n].life.idle_frames = 8;
         });
     }
 }

@@ -61,20 +61,19 @@ mod tests {
     use crate::kernel::corruption;
     use crate::orthtree::{NodeState, Quadtree};
     use crate::store::NONE;
-    use crate::{Aabb, OrthtreeConfig, Shape};
+    use crate::{OrthtreeConfig, Shape};
 
     /// A 64 x 64 world with objects at several depths, one straddling the
     /// root's centre, one the centre of the root's lower left child, one
     /// static, an idle leaf and one pending insertion.
     fn tree() -> Quadtree<u32> {
-        let t = Quadtree::with_config(OrthtreeConfig {
-            world: Some(Aabb::new(Vec2::ZERO, Vec2::splat(64.0)).unwrap()),
+        let config = OrthtreeConfig {
+            world: corruption::world(64.0, 64.0),
             min_node_size: 1.0,
             ..Default::default()
-        })
-        .unwrap();
-        let t = corruption::populate(
-            t,
+        };
+        corruption::populate(
+            Quadtree::with_config(config),
             &[
                 (32.0, 32.0, 2.0, 0, false), // straddles the centre
                 (5.0, 5.0, 0.5, 1, true),
@@ -85,9 +84,7 @@ mod tests {
             ],
             (50.0, 50.0, 0.5),
             (1.0, 1.0, 0.5),
-        );
-        assert!(!t.core.idle.is_empty() && !t.core.pending.is_empty());
-        t
+        )
     }
 
     fn breaks(what: &str, corrupt: impl FnOnce(&mut Quadtree<u32>)) {
@@ -104,23 +101,13 @@ mod tests {
             .into_iter()
             .find(|&c| c != NONE && live(c) && t.core.nodes[c as usize].child_count > 0)
             .unwrap();
-        let mut n = c;
-        while t.core.nodes[n as usize].items.is_empty() {
-            n = t.core.nodes[n as usize]
-                .children
-                .into_iter()
-                .find(|&c| c != NONE)
-                .unwrap();
-        }
+        let n = corruption::first_filled(&t.core, c);
         (c, n, t.core.items(n)[0].slot)
-    }
-
-    fn reshape(t: &mut Quadtree<u32>, slot: u32, shape: Shape<Vec2>) {
-        corruption::reshape(&mut t.core, slot, shape);
     }
 
     #[test]
     fn validate_catches_each_corruption() {
+        corruption::breaks_lifecycle(tree);
         breaks("centre outside its bounds", |t| {
             let (_, n, _) = child_node_and_slot(t);
             let b = t.core.nodes[n as usize].bounds;
@@ -144,7 +131,7 @@ mod tests {
         });
         breaks("sticks out of it", |t| {
             let (_, _, slot) = child_node_and_slot(t);
-            reshape(t, slot, Shape::sphere(Vec2::new(60.0, 60.0), 1.0));
+            corruption::reshape(&mut t.core, slot, Shape::sphere(Vec2::new(60.0, 60.0), 1.0));
         });
         breaks("touches an ancestor's split plane", |t| {
             // The object in the root's lower left child [0, 32]^2, moved
@@ -153,13 +140,17 @@ mod tests {
             let (slot, n) = corruption::slot_and_node(t, &t.core, &7);
             let b = t.core.nodes[n as usize].bounds;
             assert_eq!((b.min, b.max), (Vec2::ZERO, Vec2::splat(32.0)));
-            reshape(t, slot, Shape::cuboid(Vec2::new(31.0, 16.0), Vec2::ONE));
+            corruption::reshape(
+                &mut t.core,
+                slot,
+                Shape::cuboid(Vec2::new(31.0, 16.0), Vec2::ONE),
+            );
         });
         breaks("fits a child", |t| {
             // Shrink the straddling object in place, into one quadrant.
             let root = t.core.root;
             let slot = t.core.items(root)[0].slot;
-            reshape(t, slot, Shape::sphere(Vec2::new(20.0, 20.0), 1.0));
+            corruption::reshape(&mut t.core, slot, Shape::sphere(Vec2::new(20.0, 20.0), 1.0));
         });
         breaks("box out of date", |t| {
             let (_, n, _) = child_node_and_slot(t);
@@ -173,20 +164,9 @@ mod tests {
             let (_, _, slot) = child_node_and_slot(t);
             t.core.store.slot_mut(slot).pos += 1;
         });
-        breaks("filed +", |t| {
-            t.core.pending.clear();
-        });
         breaks("free node", |t| {
             let (c, _, _) = child_node_and_slot(t);
             t.core.free_nodes.push(c);
-        });
-        breaks("empty leaf", |t| {
-            let n = t.core.idle[0] as usize;
-            t.core.nodes[n].life.state = NodeState::Live;
-        });
-        breaks("outlived", |t| {
-            let n = t.core.idle[0] as usize;
-            t.core.nodes[n].life.idle_frames = 8;
         });
     }
 }
