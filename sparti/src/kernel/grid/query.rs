@@ -11,7 +11,6 @@
 
 use super::{Grid, LANES, Query};
 use crate::geometry::{Aabb, Ray, Vector};
-use glam::Vec4;
 
 /// How far a query's box is grown on each side, relative to its largest
 /// coordinate: far above the rounding of the region's own tests (a few
@@ -38,19 +37,6 @@ fn padded<V: Vector>(b: &Aabb<V>) -> Option<([f32; 3], [f32; 3])> {
         hi[a] = h + m;
     }
     Some((lo, hi))
-}
-
-impl Query {
-    /// The box `[lo, hi]` in every lane (in 2D the third axis repeats the
-    /// second, the same test).
-    #[inline]
-    fn of(d: usize, lo: &[f32; 3], hi: &[f32; 3]) -> Self {
-        let az = d - 1;
-        Query {
-            lo: [0, 1, az].map(|a| Vec4::splat(lo[a])),
-            hi: [0, 1, az].map(|a| Vec4::splat(hi[a])),
-        }
-    }
 }
 
 impl Grid {
@@ -87,7 +73,9 @@ impl Grid {
         let Some((k0, k1)) = self.cells(t, d, lo, hi) else {
             return 0;
         };
-        let az = d - 1;
+        let Some(bx) = self.boxes(d - 1) else {
+            return 0;
+        };
         let (dx, dy) = (t.dims[0], t.dims[1]);
         let mut rows = 0;
         for z in k0[2]..k1[2] {
@@ -98,7 +86,7 @@ impl Grid {
                 rows += 1;
                 let mut b = s;
                 while b < e {
-                    let mut m = self.mask_at(q, az, b, e);
+                    let mut m = bx.mask4(q, b) & super::valid(b, e);
                     while m != 0 {
                         f(b + m.trailing_zeros() as usize);
                         m &= m - 1;
@@ -121,7 +109,7 @@ impl Grid {
     ) -> Option<u64> {
         let d = V::DIM;
         let (lo, hi) = padded(bounds)?;
-        let q = Query::of(d, &lo, &hi);
+        let q = Query::of(d - 1, &lo, &hi);
         let mut rows = 0;
         for &l in self.used.iter().rev() {
             rows += self.scan_level(&self.levels[l as usize], d, &lo, &hi, &q, &mut f);
@@ -212,7 +200,7 @@ impl Grid {
                 lo[a] = u.min(v) - m;
                 hi[a] = u.max(v) + m;
             }
-            let q = Query::of(d, &lo, &hi);
+            let q = Query::of(d - 1, &lo, &hi);
             rows += self.scan_level(t, d, &lo, &hi, &q, &mut |j| {
                 limit = visit(j, limit);
             });
