@@ -758,12 +758,17 @@ impl Grid {
         (!empty).then_some((k0, k1))
     }
 
-    /// The box arrays as the chunk test reads them (`None` for an empty
-    /// grid); `az` is the last axis.
+    /// The box arrays of a grid of `d` axes as the chunk test reads them
+    /// (`None` for an empty grid).
     #[inline(always)]
-    fn boxes(&self, az: usize) -> Option<Boxes<'_>> {
-        let (lo, hi) = (&self.lo, &self.hi);
-        Boxes::new([&lo[0], &lo[1], &lo[az]], [&hi[0], &hi[1], &hi[az]], self.n)
+    fn boxes(&self, d: usize) -> Option<Boxes<'_>> {
+        let (lo, hi, az) = (&self.lo, &self.hi, d - 1);
+        Boxes::new(
+            [&lo[0], &lo[1], &lo[az]],
+            [&hi[0], &hi[1], &hi[az]],
+            self.n,
+            d,
+        )
     }
 }
 
@@ -884,7 +889,7 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
     {
         let g = self.grid;
-        let Some(bx) = g.boxes(V::DIM - 1) else {
+        let Some(bx) = g.boxes(V::DIM) else {
             return;
         };
         let d = V::DIM;

@@ -83,18 +83,22 @@ pub(super) struct Boxes<'a> {
     lo: [&'a [f32]; 3],
     hi: [&'a [f32]; 3],
     n: usize,
+    /// 3, or 2 for a 2D grid, whose third arrays are never read (a
+    /// constant where the search is compiled, so the third compare goes).
+    axes: usize,
 }
 
 impl<'a> Boxes<'a> {
-    /// The arrays of `n` objects; `None` where one of them is shorter than
-    /// `n + LANES` (an empty grid: nothing to test).
-    #[inline]
-    pub fn new(lo: [&'a [f32]; 3], hi: [&'a [f32]; 3], n: usize) -> Option<Self> {
+    /// The arrays of `n` objects on `axes` axes (2 or 3: the third
+    /// arrays of a 2D grid are not read); `None` where one of them is
+    /// shorter than `n + LANES` (an empty grid: nothing to test).
+    #[inline(always)]
+    pub fn new(lo: [&'a [f32]; 3], hi: [&'a [f32]; 3], n: usize, axes: usize) -> Option<Self> {
         let need = n.checked_add(LANES)?;
         lo.iter()
             .chain(&hi)
             .all(|v| v.len() >= need)
-            .then_some(Boxes { lo, hi, n })
+            .then_some(Boxes { lo, hi, n, axes })
     }
 
     /// The eight values of `v` from position `b`, as two lanes of four.
@@ -123,7 +127,7 @@ impl<'a> Boxes<'a> {
         let b = b.min(self.n);
         let mut m0 = glam::BVec4A::splat(true);
         let mut m1 = glam::BVec4A::splat(true);
-        for a in 0..3 {
+        for a in 0..self.axes.min(3) {
             let (l0, l1) = Self::load4(self.lo[a], b);
             let (h0, h1) = Self::load4(self.hi[a], b);
             m0 &= l0.cmple(q.hi[a]) & h0.cmpge(q.lo[a]);
@@ -174,13 +178,13 @@ impl<'a> Boxes<'a> {
             let le = |v: &[f32], x: f32| _mm256_cmp_ps::<_CMP_LE_OQ>(ld(v), _mm256_set1_ps(x));
             let ge = |v: &[f32], x: f32| _mm256_cmp_ps::<_CMP_GE_OQ>(ld(v), _mm256_set1_ps(x));
             let s = &q.s;
-            let m = _mm256_and_ps(
-                _mm256_and_ps(
-                    _mm256_and_ps(le(self.lo[0], s[3]), ge(self.hi[0], s[0])),
-                    _mm256_and_ps(le(self.lo[1], s[4]), ge(self.hi[1], s[1])),
-                ),
-                _mm256_and_ps(le(self.lo[2], s[5]), ge(self.hi[2], s[2])),
+            let mut m = _mm256_and_ps(
+                _mm256_and_ps(le(self.lo[0], s[3]), ge(self.hi[0], s[0])),
+                _mm256_and_ps(le(self.lo[1], s[4]), ge(self.hi[1], s[1])),
             );
+            if self.axes == 3 {
+                m = _mm256_and_ps(m, _mm256_and_ps(le(self.lo[2], s[5]), ge(self.hi[2], s[2])));
+            }
             _mm256_movemask_ps(m) as u32
         }
     }
@@ -230,31 +234,33 @@ mod tests {
             // Built for AVX2 (as under Miri in CI): the 8-wide form runs.
             assert_eq!(Kind::best(), Kind::Avx2);
         }
-        for n in [0usize, 1, 7, 8, 9, 20] {
-            let (lo, hi) = arrays(n);
-            let bx = Boxes::new(
-                [&lo[0][..], &lo[1][..], &lo[2][..]],
-                [&hi[0][..], &hi[1][..], &hi[2][..]],
-                n,
-            )
-            .expect("padded arrays");
-            for (qlo, qhi) in [(2.0, 5.0), (0.0, 0.0), (-3.0, 100.0), (4.5, 4.5)] {
-                let q = Query::of(2, &[qlo, 0.5, 0.5], &[qhi, 0.5, 0.5]);
-                for b in 0..n + 3 {
-                    let want = if b <= n {
-                        expected(n, b, qlo, qhi)
-                    } else {
-                        expected(n, n, qlo, qhi)
-                    };
-                    assert_eq!(
-                        bx.mask4(&q, b),
-                        want,
-                        "n {n}, start {b}, query {qlo}..{qhi}"
-                    );
-                    if Kind::best() == Kind::Avx2 {
-                        // SAFETY: `best` found AVX2.
-                        let m8 = unsafe { bx.mask(Kind::Avx2, &q, b) };
-                        assert_eq!(m8, want, "8-wide, n {n}, start {b}");
+        // In 2D (`axes` 2) the third arrays are not read: a query far off
+        // on that axis still meets.
+        for (axes, z) in [(3, 0.5), (3, 5.0), (2, 5.0)] {
+            for n in [0usize, 1, 7, 8, 9, 20] {
+                let (lo, hi) = arrays(n);
+                let bx = Boxes::new(
+                    [&lo[0][..], &lo[1][..], &lo[2][..]],
+                    [&hi[0][..], &hi[1][..], &hi[2][..]],
+                    n,
+                    axes,
+                )
+                .expect("padded arrays");
+                for (qlo, qhi) in [(2.0, 5.0), (0.0, 0.0), (-3.0, 100.0), (4.5, 4.5)] {
+                    let q = Query::of(2, &[qlo, 0.5, z], &[qhi, 0.5, z]);
+                    for b in 0..n + 3 {
+                        let want = if axes == 3 && z > 1.0 {
+                            0
+                        } else {
+                            expected(n, b.min(n), qlo, qhi)
+                        };
+                        let what = format!("{axes} axes, n {n}, start {b}, query {qlo}..{qhi}");
+                        assert_eq!(bx.mask4(&q, b), want, "{what}");
+                        if Kind::best() == Kind::Avx2 {
+                            // SAFETY: `best` found AVX2.
+                            let m8 = unsafe { bx.mask(Kind::Avx2, &q, b) };
+                            assert_eq!(m8, want, "8-wide, {what}");
+                        }
                     }
                 }
             }
@@ -265,9 +271,9 @@ mod tests {
     #[test]
     fn arrays_without_padding_are_refused() {
         let v = vec![0f32; 10];
-        assert!(Boxes::new([&v; 3], [&v; 3], 2).is_some());
-        assert!(Boxes::new([&v; 3], [&v; 3], 3).is_none());
-        assert!(Boxes::new([&v; 3], [&v[..9]; 3], 2).is_none());
-        assert!(Boxes::new([&v; 3], [&v; 3], usize::MAX).is_none());
+        assert!(Boxes::new([&v; 3], [&v; 3], 2, 3).is_some());
+        assert!(Boxes::new([&v; 3], [&v; 3], 3, 3).is_none());
+        assert!(Boxes::new([&v; 3], [&v[..9]; 3], 2, 3).is_none());
+        assert!(Boxes::new([&v; 3], [&v; 3], usize::MAX, 3).is_none());
     }
 }

@@ -9,7 +9,7 @@
 //! box, then the exact one on the shape), so the grid selects exactly what
 //! the tree walk selects.
 
-use super::{Grid, LANES, Query};
+use super::{Grid, Kind, LANES, Query};
 use crate::geometry::{Aabb, Ray, Vector};
 
 /// How far a query's box is grown on each side, relative to its largest
@@ -61,8 +61,13 @@ impl Grid {
     /// Calls `f(j)` for each position `j` of level `t` whose box meets
     /// `[lo, hi]`, row by row; returns the rows visited.
     #[inline(always)]
-    fn scan_level(
+    ///
+    /// # Safety
+    /// With [`Kind::Avx2`], the processor must have AVX2.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn scan_level(
         &self,
+        kind: Kind,
         t: &super::Level,
         d: usize,
         lo: &[f32; 3],
@@ -73,7 +78,7 @@ impl Grid {
         let Some((k0, k1)) = self.cells(t, d, lo, hi) else {
             return 0;
         };
-        let Some(bx) = self.boxes(d - 1) else {
+        let Some(bx) = self.boxes(d) else {
             return 0;
         };
         let (dx, dy) = (t.dims[0], t.dims[1]);
@@ -86,7 +91,9 @@ impl Grid {
                 rows += 1;
                 let mut b = s;
                 while b < e {
-                    let mut m = bx.mask4(q, b) & super::valid(b, e);
+                    // SAFETY: `kind` is AVX2 only on a processor that has it
+                    // (this function's contract).
+                    let mut m = unsafe { bx.mask(kind, q, b) } & super::valid(b, e);
                     while m != 0 {
                         f(b + m.trailing_zeros() as usize);
                         m &= m - 1;
@@ -105,6 +112,41 @@ impl Grid {
     pub(crate) fn for_each_meeting<V: Vector>(
         &self,
         bounds: &Aabb<V>,
+        f: impl FnMut(usize),
+    ) -> Option<u64> {
+        #[cfg(target_arch = "x86_64")]
+        if Kind::best() == Kind::Avx2 {
+            // SAFETY: `best` found AVX2 on this processor.
+            return unsafe { self.meeting_avx2(bounds, f) };
+        }
+        // SAFETY: the 4-wide form runs on every processor.
+        unsafe { self.meeting_in(Kind::Lanes4, bounds, f) }
+    }
+
+    /// [`Grid::for_each_meeting`] compiled for AVX2.
+    ///
+    /// # Safety
+    /// The processor must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn meeting_avx2<V: Vector>(
+        &self,
+        bounds: &Aabb<V>,
+        f: impl FnMut(usize),
+    ) -> Option<u64> {
+        // SAFETY: this function's contract.
+        unsafe { self.meeting_in(Kind::Avx2, bounds, f) }
+    }
+
+    /// [`Grid::for_each_meeting`] with the chunk test `kind`.
+    ///
+    /// # Safety
+    /// With [`Kind::Avx2`], the processor must have AVX2.
+    #[inline(always)]
+    unsafe fn meeting_in<V: Vector>(
+        &self,
+        kind: Kind,
+        bounds: &Aabb<V>,
         mut f: impl FnMut(usize),
     ) -> Option<u64> {
         let d = V::DIM;
@@ -112,7 +154,9 @@ impl Grid {
         let q = Query::of(d - 1, &lo, &hi);
         let mut rows = 0;
         for &l in self.used.iter().rev() {
-            rows += self.scan_level(&self.levels[l as usize], d, &lo, &hi, &q, &mut f);
+            let t = &self.levels[l as usize];
+            // SAFETY: this function's contract.
+            rows += unsafe { self.scan_level(kind, t, d, &lo, &hi, &q, &mut f) };
         }
         Some(rows)
     }
@@ -132,6 +176,43 @@ impl Grid {
     /// meets that stretch's box and it is visited.
     pub(crate) fn ray_walk<V: Vector>(
         &self,
+        ray: &Ray<V>,
+        limit: f32,
+        visit: impl FnMut(usize, f32) -> f32,
+    ) -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        if Kind::best() == Kind::Avx2 {
+            // SAFETY: `best` found AVX2 on this processor.
+            return unsafe { self.ray_walk_avx2(ray, limit, visit) };
+        }
+        // SAFETY: the 4-wide form runs on every processor.
+        unsafe { self.ray_walk_in(Kind::Lanes4, ray, limit, visit) }
+    }
+
+    /// [`Grid::ray_walk`] compiled for AVX2.
+    ///
+    /// # Safety
+    /// The processor must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn ray_walk_avx2<V: Vector>(
+        &self,
+        ray: &Ray<V>,
+        limit: f32,
+        visit: impl FnMut(usize, f32) -> f32,
+    ) -> u64 {
+        // SAFETY: this function's contract.
+        unsafe { self.ray_walk_in(Kind::Avx2, ray, limit, visit) }
+    }
+
+    /// [`Grid::ray_walk`] with the chunk test `kind`.
+    ///
+    /// # Safety
+    /// With [`Kind::Avx2`], the processor must have AVX2.
+    #[inline(always)]
+    unsafe fn ray_walk_in<V: Vector>(
+        &self,
+        kind: Kind,
         ray: &Ray<V>,
         mut limit: f32,
         mut visit: impl FnMut(usize, f32) -> f32,
@@ -201,9 +282,12 @@ impl Grid {
                 hi[a] = u.max(v) + m;
             }
             let q = Query::of(d - 1, &lo, &hi);
-            rows += self.scan_level(t, d, &lo, &hi, &q, &mut |j| {
-                limit = visit(j, limit);
-            });
+            // SAFETY: this function's contract.
+            rows += unsafe {
+                self.scan_level(kind, t, d, &lo, &hi, &q, &mut |j| {
+                    limit = visit(j, limit);
+                })
+            };
             // Done when the stretch reached the end or the limit, or could
             // not advance (rounding, or a NaN).
             walk[wi].0 = if t1 >= tb || t1 >= limit || t1 <= t0 || t1.is_nan() {
