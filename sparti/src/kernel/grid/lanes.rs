@@ -43,6 +43,34 @@ impl Query {
     }
 }
 
+/// A ray as the 8-wide slab test reads it: its origin and the reciprocals
+/// of its direction on axes `x`, `y` and `az` (as [`Query::of`]).
+pub(super) struct Slab {
+    o: [f32; 3],
+    inv: [f32; 3],
+}
+
+impl Slab {
+    /// The slab test of a ray from `origin` with direction reciprocals
+    /// `inv` (the first `az + 1` axes).
+    #[inline(always)]
+    pub fn of(az: usize, origin: &[f32; 3], inv: &[f32; 3]) -> Self {
+        let axes = [0, 1, az];
+        Slab {
+            o: axes.map(|a| origin[a]),
+            inv: axes.map(|a| inv[a]),
+        }
+    }
+}
+
+/// What a query's chunk test selects: the boxes that meet the query's
+/// box, or of those, the ones a ray enters within the limit the cell
+/// holds when the chunk is tested.
+pub(super) enum Test<'a> {
+    Boxes(&'a Query),
+    Ray(&'a Query, &'a Slab, &'a core::cell::Cell<f32>),
+}
+
 /// Which form of the chunk test a search runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -155,6 +183,109 @@ impl<'a> Boxes<'a> {
         self.mask4(q, b)
     }
 
+    /// The chunk test `test` (a constant where it is inlined).
+    ///
+    /// # Safety
+    /// As [`Boxes::mask`].
+    #[inline(always)]
+    pub unsafe fn test(&self, kind: Kind, test: &Test<'_>, b: usize) -> u32 {
+        // SAFETY: this function's contract.
+        unsafe {
+            match test {
+                Test::Boxes(q) => self.mask(kind, q, b),
+                Test::Ray(q, ray, limit) => self.mask_ray(kind, q, ray, limit.get(), b),
+            }
+        }
+    }
+
+    /// [`Boxes::mask`], and of those boxes, with the 8-wide form, only
+    /// the ones the ray enters within `limit` by the tree's slab test
+    /// (`traverse::FastRay::entry`: the same operations on the same
+    /// values, so the same answer; a slab whose distances are NaN does not
+    /// constrain). The 4-wide form leaves the slab test to the caller
+    /// (which makes it on every box anyway).
+    ///
+    /// # Safety
+    /// As [`Boxes::mask`].
+    #[inline(always)]
+    pub unsafe fn mask_ray(&self, kind: Kind, q: &Query, ray: &Slab, limit: f32, b: usize) -> u32 {
+        #[cfg(target_arch = "x86_64")]
+        if kind == Kind::Avx2 {
+            // SAFETY: the caller promises AVX2 (this function's contract).
+            return unsafe { self.mask8_ray(q, ray, limit, b) };
+        }
+        let _ = (ray, limit);
+        // SAFETY: as above.
+        unsafe { self.mask(kind, q, b) }
+    }
+
+    /// [`Boxes::mask_ray`]'s 8-wide form.
+    ///
+    /// # Safety
+    /// The processor must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn mask8_ray(&self, q: &Query, ray: &Slab, limit: f32, b: usize) -> u32 {
+        use std::arch::x86_64::{
+            _CMP_GE_OQ, _CMP_LE_OQ, _CMP_ORD_Q, _mm256_add_ps, _mm256_and_ps, _mm256_blendv_ps,
+            _mm256_cmp_ps, _mm256_loadu_ps, _mm256_max_ps, _mm256_min_ps, _mm256_movemask_ps,
+            _mm256_mul_ps, _mm256_set1_ps, _mm256_setzero_ps, _mm256_sub_ps,
+        };
+        let b = b.min(self.n);
+        // SAFETY: the loads: as in `load4` (`b <= n`, every array holds
+        // `n + LANES` values, `loadu` needs no alignment). The intrinsics:
+        // the caller promises AVX2.
+        unsafe {
+            let ld = |v: &[f32]| {
+                debug_assert!(b + LANES <= v.len());
+                _mm256_loadu_ps(v.as_ptr().add(b))
+            };
+            let all = _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_setzero_ps(), _mm256_setzero_ps());
+            let mut m = all;
+            // The entry and exit distances (`FastRay::entry`): from 0 and
+            // `limit`, each slab narrowing them.
+            let mut t0 = _mm256_setzero_ps();
+            let mut t1 = _mm256_set1_ps(limit);
+            for a in 0..self.axes.min(3) {
+                let (lo, hi) = (ld(self.lo[a]), ld(self.hi[a]));
+                m = _mm256_and_ps(
+                    m,
+                    _mm256_and_ps(
+                        _mm256_cmp_ps::<_CMP_LE_OQ>(lo, _mm256_set1_ps(q.s[3 + a])),
+                        _mm256_cmp_ps::<_CMP_GE_OQ>(hi, _mm256_set1_ps(q.s[a])),
+                    ),
+                );
+                let (o, inv) = (_mm256_set1_ps(ray.o[a]), _mm256_set1_ps(ray.inv[a]));
+                let tl = _mm256_mul_ps(_mm256_sub_ps(lo, o), inv);
+                let th = _mm256_mul_ps(_mm256_sub_ps(hi, o), inv);
+                // Ordered: the nearer and the farther; a NaN: no limit.
+                let ordered = _mm256_cmp_ps::<_CMP_ORD_Q>(tl, th);
+                let near = _mm256_blendv_ps(
+                    _mm256_set1_ps(f32::NEG_INFINITY),
+                    _mm256_min_ps(tl, th),
+                    ordered,
+                );
+                let far = _mm256_blendv_ps(
+                    _mm256_set1_ps(f32::INFINITY),
+                    _mm256_max_ps(tl, th),
+                    ordered,
+                );
+                t0 = _mm256_max_ps(t0, near);
+                t1 = _mm256_min_ps(t1, far);
+            }
+            // `within(t0, t1)`: t0 <= t1 + t1 * SLACK + MIN_POSITIVE.
+            let bound = _mm256_add_ps(
+                _mm256_add_ps(
+                    t1,
+                    _mm256_mul_ps(t1, _mm256_set1_ps(crate::traverse::SLACK)),
+                ),
+                _mm256_set1_ps(f32::MIN_POSITIVE),
+            );
+            m = _mm256_and_ps(m, _mm256_cmp_ps::<_CMP_LE_OQ>(t0, bound));
+            _mm256_movemask_ps(m) as u32
+        }
+    }
+
     /// [`Boxes::mask4`] with one 8-wide compare per bound.
     ///
     /// # Safety
@@ -192,6 +323,7 @@ impl<'a> Boxes<'a> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::valid;
     use super::*;
 
     /// Boxes on one axis per position `[i, i + 1]`, the others `[0, 1]`,
@@ -262,6 +394,78 @@ mod tests {
                             assert_eq!(m8, want, "8-wide, {what}");
                         }
                     }
+                }
+            }
+        }
+    }
+
+    /// The 8-wide slab test selects exactly the boxes the tree's slab test
+    /// (`FastRay::entry`) lets through: rays along the axes (a zero
+    /// direction, whose slabs give infinities, or NaN where the origin lies
+    /// on a face plane), from inside and outside, with limits short and
+    /// long; the query box around everything, so only the slabs decide.
+    #[test]
+    fn the_ray_slab_test_is_the_trees() {
+        use crate::geometry::{Aabb, Ray};
+        use crate::traverse::FastRay;
+        use glam::Vec3;
+        if Kind::best() != Kind::Avx2 {
+            return;
+        }
+        let n = 27;
+        let mut lo: [Vec<f32>; 3] = Default::default();
+        let mut hi: [Vec<f32>; 3] = Default::default();
+        let mut boxes = Vec::new();
+        for i in 0..n {
+            let c = Vec3::new(
+                (i % 3) as f32 * 2.0,
+                (i / 3 % 3) as f32 * 2.0,
+                (i / 9) as f32 * 2.0,
+            );
+            let b = Aabb {
+                min: c - Vec3::splat(0.5),
+                max: c + Vec3::splat(0.5),
+            };
+            for a in 0..3 {
+                lo[a].push(b.min[a]);
+                hi[a].push(b.max[a]);
+            }
+            boxes.push(b);
+        }
+        for a in 0..3 {
+            lo[a].extend([f32::INFINITY; LANES]);
+            hi[a].extend([f32::NEG_INFINITY; LANES]);
+        }
+        let bx = Boxes::new(
+            [&lo[0][..], &lo[1][..], &lo[2][..]],
+            [&hi[0][..], &hi[1][..], &hi[2][..]],
+            n,
+            3,
+        )
+        .expect("padded arrays");
+        let q = Query::of(2, &[-1e30; 3], &[1e30; 3]);
+        let rays = [
+            (Vec3::new(-0.5, 0.0, 0.0), Vec3::X),
+            (Vec3::new(-3.0, 0.5, 2.0), Vec3::X),
+            (Vec3::new(2.0, -3.0, -0.5), Vec3::Y),
+            (Vec3::new(1.0, 1.0, 1.0), Vec3::new(1.0, 1.0, 1.0)),
+            (Vec3::new(4.0, 4.0, 4.0), Vec3::new(-1.0, -0.3, -0.7)),
+            (Vec3::new(2.5, 0.0, 4.0), Vec3::new(0.0, 0.0, -1.0)),
+        ];
+        for (origin, dir) in rays {
+            let ray = Ray::new(origin, dir).expect("valid ray");
+            let fast = FastRay::new(&ray);
+            let inv = [0, 1, 2].map(|a| 1.0 / ray.dir[a]);
+            let slab = Slab::of(2, &ray.origin.to_array(), &inv);
+            for limit in [0.0, 0.4, 1.5, 3.0, 100.0] {
+                for b in (0..n).step_by(LANES) {
+                    let want: u32 = (0..LANES)
+                        .filter(|&l| b + l < n && fast.entry(&boxes[b + l], limit).is_some())
+                        .map(|l| 1 << l)
+                        .sum();
+                    // SAFETY: `best` found AVX2.
+                    let m = unsafe { bx.mask_ray(Kind::Avx2, &q, &slab, limit, b) } & valid(b, n);
+                    assert_eq!(m, want, "ray {origin:?} {dir:?}, limit {limit}, chunk {b}");
                 }
             }
         }

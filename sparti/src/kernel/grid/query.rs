@@ -9,6 +9,7 @@
 //! box, then the exact one on the shape), so the grid selects exactly what
 //! the tree walk selects.
 
+use super::lanes::{Slab, Test};
 use super::{Grid, Kind, LANES, Query};
 use crate::geometry::{Aabb, Ray, Vector};
 
@@ -59,11 +60,12 @@ impl Grid {
     }
 
     /// Calls `f(j)` for each position `j` of level `t` whose box meets
-    /// `[lo, hi]`, row by row; returns the rows visited.
-    #[inline(always)]
+    /// `[lo, hi]` and that `test` selects, row by row; returns the rows
+    /// visited.
     ///
     /// # Safety
     /// With [`Kind::Avx2`], the processor must have AVX2.
+    #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     unsafe fn scan_level(
         &self,
@@ -72,7 +74,7 @@ impl Grid {
         d: usize,
         lo: &[f32; 3],
         hi: &[f32; 3],
-        q: &Query,
+        test: &Test<'_>,
         f: &mut impl FnMut(usize),
     ) -> u64 {
         let Some((k0, k1)) = self.cells(t, d, lo, hi) else {
@@ -91,9 +93,9 @@ impl Grid {
                 rows += 1;
                 let mut b = s;
                 while b < e {
-                    // SAFETY: `kind` is AVX2 only on a processor that has it
-                    // (this function's contract).
-                    let mut m = unsafe { bx.mask(kind, q, b) } & super::valid(b, e);
+                    // SAFETY: `kind` is AVX2 only on a processor that has
+                    // it (this function's contract).
+                    let mut m = unsafe { bx.test(kind, test, b) } & super::valid(b, e);
                     while m != 0 {
                         f(b + m.trailing_zeros() as usize);
                         m &= m - 1;
@@ -153,10 +155,11 @@ impl Grid {
         let (lo, hi) = padded(bounds)?;
         let q = Query::of(d - 1, &lo, &hi);
         let mut rows = 0;
+        let test = Test::Boxes(&q);
         for &l in self.used.iter().rev() {
             let t = &self.levels[l as usize];
             // SAFETY: this function's contract.
-            rows += unsafe { self.scan_level(kind, t, d, &lo, &hi, &q, &mut f) };
+            rows += unsafe { self.scan_level(kind, t, d, &lo, &hi, &test, &mut f) };
         }
         Some(rows)
     }
@@ -225,10 +228,15 @@ impl Grid {
         let mut step = [0f32; 64];
         let nw = self.used.len();
         let (mut o_max, mut d_max) = (0f32, 0f32);
+        let (mut origin, mut inv) = ([0f32; 3], [0f32; 3]);
         for a in 0..d {
             o_max = o_max.max(ray.origin.get(a).abs());
             d_max = d_max.max(ray.dir.get(a).abs());
+            // As `traverse::FastRay::new`.
+            origin[a] = ray.origin.get(a);
+            inv[a] = 1.0 / ray.dir.get(a);
         }
+        let slab = Slab::of(d - 1, &origin, &inv);
         for (w, &l) in self.used.iter().enumerate() {
             let t = &self.levels[l as usize];
             let side = 1.0 / t.inv;
@@ -282,12 +290,18 @@ impl Grid {
                 hi[a] = u.max(v) + m;
             }
             let q = Query::of(d - 1, &lo, &hi);
+            // The stretch's box, and the ray's slab test (the same the
+            // visit makes, on eight boxes at once) within the limit as it
+            // stands when each chunk is tested (a hit only shortens it).
+            let lim = core::cell::Cell::new(limit);
+            let test = Test::Ray(&q, &slab, &lim);
             // SAFETY: this function's contract.
             rows += unsafe {
-                self.scan_level(kind, t, d, &lo, &hi, &q, &mut |j| {
-                    limit = visit(j, limit);
+                self.scan_level(kind, t, d, &lo, &hi, &test, &mut |j| {
+                    lim.set(visit(j, lim.get()));
                 })
             };
+            limit = lim.get();
             // Done when the stretch reached the end or the limit, or could
             // not advance (rounding, or a NaN).
             walk[wi].0 = if t1 >= tb || t1 >= limit || t1 <= t0 || t1.is_nan() {
