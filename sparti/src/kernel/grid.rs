@@ -890,6 +890,8 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
     {
         let g = self.grid;
         let Some(bx) = g.boxes(V::DIM) else {
+            // Only an empty grid has arrays too short (`Grid::check`).
+            debug_assert_eq!(g.n, 0, "a grid with objects has padded arrays");
             return;
         };
         let d = V::DIM;

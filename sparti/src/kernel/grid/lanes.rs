@@ -130,13 +130,14 @@ impl<'a> Boxes<'a> {
     }
 
     /// The eight values of `v` from position `b`, as two lanes of four.
-    /// `v` is one of the six arrays and `b <= n`.
+    ///
+    /// # Safety
+    /// `b + LANES <= v.len()` (for one of the six arrays, `b <= n`).
     #[inline(always)]
-    fn load4(v: &[f32], b: usize) -> (Vec4, Vec4) {
+    unsafe fn load4(v: &[f32], b: usize) -> (Vec4, Vec4) {
         debug_assert!(b + LANES <= v.len());
-        // SAFETY: `Boxes::new` checked that every array holds at least
-        // `n + LANES` values, and every caller clamps `b` to `n` first, so
-        // `b..b + 8` lies inside `v`; `read_unaligned` needs no alignment.
+        // SAFETY: `b..b + 8` lies inside `v` (this function's contract);
+        // `read_unaligned` needs no alignment.
         unsafe {
             let p = v.as_ptr().add(b);
             (
@@ -156,8 +157,10 @@ impl<'a> Boxes<'a> {
         let mut m0 = glam::BVec4A::splat(true);
         let mut m1 = glam::BVec4A::splat(true);
         for a in 0..self.axes.min(3) {
-            let (l0, l1) = Self::load4(self.lo[a], b);
-            let (h0, h1) = Self::load4(self.hi[a], b);
+            // SAFETY: `Boxes::new` checked that every array holds at least
+            // `n + LANES` values, and `b` is clamped to `n` above.
+            let ((l0, l1), (h0, h1)) =
+                unsafe { (Self::load4(self.lo[a], b), Self::load4(self.hi[a], b)) };
             m0 &= l0.cmple(q.hi[a]) & h0.cmpge(q.lo[a]);
             m1 &= l1.cmple(q.hi[a]) & h1.cmpge(q.lo[a]);
         }
@@ -232,9 +235,10 @@ impl<'a> Boxes<'a> {
             _mm256_mul_ps, _mm256_set1_ps, _mm256_setzero_ps, _mm256_sub_ps,
         };
         let b = b.min(self.n);
-        // SAFETY: the loads: as in `load4` (`b <= n`, every array holds
-        // `n + LANES` values, `loadu` needs no alignment). The intrinsics:
-        // the caller promises AVX2.
+        // SAFETY: the loads: `Boxes::new` checked that every array holds
+        // at least `n + LANES` values and `b` is clamped to `n` above, so
+        // `b..b + 8` is in bounds (`loadu` needs no alignment). The
+        // intrinsics: the caller promises AVX2.
         unsafe {
             let ld = |v: &[f32]| {
                 debug_assert!(b + LANES <= v.len());
@@ -298,9 +302,10 @@ impl<'a> Boxes<'a> {
             _mm256_movemask_ps, _mm256_set1_ps,
         };
         let b = b.min(self.n);
-        // SAFETY: the loads: as in `load4` (`b <= n`, every array holds
-        // `n + LANES` values, `loadu` needs no alignment). The intrinsics:
-        // the caller promises AVX2.
+        // SAFETY: the loads: `Boxes::new` checked that every array holds
+        // at least `n + LANES` values and `b` is clamped to `n` above, so
+        // `b..b + 8` is in bounds (`loadu` needs no alignment). The
+        // intrinsics: the caller promises AVX2.
         unsafe {
             let ld = |v: &[f32]| {
                 debug_assert!(b + LANES <= v.len());

@@ -323,6 +323,12 @@ impl Grid {
         if !self.ok {
             return Ok(());
         }
+        if self.n > 0 && self.boxes(V::DIM).is_none() {
+            return Err(format!(
+                "the grid's box arrays are shorter than its {} objects and their padding",
+                self.n
+            ));
+        }
         let key = |slot: u32, lo: [f32; 3], hi: [f32; 3], st: bool| {
             (slot, lo.map(f32::to_bits), hi.map(f32::to_bits), st)
         };
