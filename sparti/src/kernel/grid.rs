@@ -845,34 +845,26 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         #[cfg(target_arch = "x86_64")]
         if Kind::best() == Kind::Avx2 {
             // SAFETY: `best` found AVX2 on this processor.
-            unsafe { self.range_avx2(start, end, work, counters, f) };
+            unsafe {
+                let span = start as usize..end as usize;
+                lanes::with_avx2(|| self.range_in(Kind::Avx2, span, work, counters, f));
+            }
             return;
         }
         // SAFETY: the 4-wide form runs on every processor.
-        unsafe { self.range_in(Kind::Lanes4, start, end, work, counters, f) };
+        unsafe {
+            self.range_in(
+                Kind::Lanes4,
+                start as usize..end as usize,
+                work,
+                counters,
+                f,
+            )
+        };
     }
 
-    /// [`Job::range`] compiled for AVX2.
-    ///
-    /// # Safety
-    /// The processor must have AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn range_avx2<F>(
-        &self,
-        start: u32,
-        end: u32,
-        work: &mut Work,
-        counters: &mut Counters,
-        f: &mut F,
-    ) where
-        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
-    {
-        // SAFETY: this function's contract.
-        unsafe { self.range_in(Kind::Avx2, start, end, work, counters, f) }
-    }
-
-    /// [`Job::range`] with the chunk test `kind`.
+    /// [`Job::range`] with the chunk test `kind`, over the positions
+    /// `span`.
     ///
     /// # Safety
     /// With [`Kind::Avx2`], the processor must have AVX2.
@@ -880,8 +872,7 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
     unsafe fn range_in<F>(
         &self,
         kind: Kind,
-        start: u32,
-        end: u32,
+        span: core::ops::Range<usize>,
         work: &mut Work,
         counters: &mut Counters,
         f: &mut F,
@@ -910,7 +901,7 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
             let lv = &g.levels[li];
             let first = g.cell_start[lv.base as usize] as usize;
             let last = first + lv.count as usize;
-            let (s, e) = (first.max(start as usize), last.min(end as usize));
+            let (s, e) = (first.max(span.start), last.min(span.end));
             for i in s..e {
                 let mut qlo = [0f32; 3];
                 let mut qhi = [0f32; 3];
@@ -1069,10 +1060,12 @@ mod tests {
         let mut f = |a, b, _: &_, _: &_| out.push((a, b));
         match kind {
             // SAFETY: the 4-wide form runs everywhere.
-            Kind::Lanes4 => unsafe { job.range_in(kind, 0, g.n as u32, &mut work, &mut c, &mut f) },
+            Kind::Lanes4 => unsafe { job.range_in(kind, 0..g.n, &mut work, &mut c, &mut f) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: only asked for where `best` found AVX2.
-            Kind::Avx2 => unsafe { job.range_avx2(0, g.n as u32, &mut work, &mut c, &mut f) },
+            Kind::Avx2 => unsafe {
+                super::lanes::with_avx2(|| job.range_in(kind, 0..g.n, &mut work, &mut c, &mut f))
+            },
             #[cfg(not(target_arch = "x86_64"))]
             Kind::Avx2 => unreachable!("AVX2 is x86-64's"),
         }

@@ -101,6 +101,19 @@ impl Kind {
     }
 }
 
+/// Runs `body` compiled for AVX2: `body`, called once, is inlined here,
+/// and the `#[inline(always)]` search inside it with it, so that the
+/// 8-wide compares inline (a search not compiled for AVX2 would call
+/// each intrinsic as a function).
+///
+/// # Safety
+/// The processor must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn with_avx2<R>(body: impl FnOnce() -> R) -> R {
+    body()
+}
+
 /// The grid's box arrays, as the chunk test reads them: the lower and
 /// upper bounds on axes `x`, `y` and the last one, positions `0..n` the
 /// objects', each array holding at least `n + LANES` values (the padding

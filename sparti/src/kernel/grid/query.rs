@@ -9,6 +9,8 @@
 //! box, then the exact one on the shape), so the grid selects exactly what
 //! the tree walk selects.
 
+#[cfg(target_arch = "x86_64")]
+use super::lanes::with_avx2;
 use super::lanes::{Slab, Test};
 use super::{Grid, Kind, LANES, Query};
 use crate::geometry::{Aabb, Ray, Vector};
@@ -119,25 +121,10 @@ impl Grid {
         #[cfg(target_arch = "x86_64")]
         if Kind::best() == Kind::Avx2 {
             // SAFETY: `best` found AVX2 on this processor.
-            return unsafe { self.meeting_avx2(bounds, f) };
+            return unsafe { with_avx2(|| self.meeting_in(Kind::Avx2, bounds, f)) };
         }
         // SAFETY: the 4-wide form runs on every processor.
         unsafe { self.meeting_in(Kind::Lanes4, bounds, f) }
-    }
-
-    /// [`Grid::for_each_meeting`] compiled for AVX2.
-    ///
-    /// # Safety
-    /// The processor must have AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn meeting_avx2<V: Vector>(
-        &self,
-        bounds: &Aabb<V>,
-        f: impl FnMut(usize),
-    ) -> Option<u64> {
-        // SAFETY: this function's contract.
-        unsafe { self.meeting_in(Kind::Avx2, bounds, f) }
     }
 
     /// [`Grid::for_each_meeting`] with the chunk test `kind`.
@@ -186,26 +173,10 @@ impl Grid {
         #[cfg(target_arch = "x86_64")]
         if Kind::best() == Kind::Avx2 {
             // SAFETY: `best` found AVX2 on this processor.
-            return unsafe { self.ray_walk_avx2(ray, limit, visit) };
+            return unsafe { with_avx2(|| self.ray_walk_in(Kind::Avx2, ray, limit, visit)) };
         }
         // SAFETY: the 4-wide form runs on every processor.
         unsafe { self.ray_walk_in(Kind::Lanes4, ray, limit, visit) }
-    }
-
-    /// [`Grid::ray_walk`] compiled for AVX2.
-    ///
-    /// # Safety
-    /// The processor must have AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn ray_walk_avx2<V: Vector>(
-        &self,
-        ray: &Ray<V>,
-        limit: f32,
-        visit: impl FnMut(usize, f32) -> f32,
-    ) -> u64 {
-        // SAFETY: this function's contract.
-        unsafe { self.ray_walk_in(Kind::Avx2, ray, limit, visit) }
     }
 
     /// [`Grid::ray_walk`] with the chunk test `kind`.
