@@ -280,14 +280,16 @@ struct Keyer<'a> {
 }
 
 impl Keyer<'_> {
-    /// The keys of `items` into `keys` (`NONE` for room); per level, how
-    /// far its objects stick out of their cells and how many there are.
+    /// The keys of `items` into `keys` (`NONE` for room: every entry is
+    /// written); per level, how far its objects stick out of their cells
+    /// and how many there are.
     fn keys<V: Vector>(&self, items: &[Item<V>], keys: &mut [u32]) -> LevelStats {
         let d = V::DIM;
         let top = self.levels.len() - 1;
         let mut stats = NO_STATS;
         for (it, slot_key) in items.iter().zip(keys) {
             if it.slot == NONE {
+                *slot_key = NONE;
                 continue;
             }
             let size = (it.aabb.max - it.aabb.min).max_element() * self.inv0;
@@ -501,7 +503,7 @@ impl Grid {
         self.origin = core::array::from_fn(|a| if a < d { lo[a] } else { 0.0 });
         // Keys (`NONE` for room), and per level how many objects and how
         // far they stick out of their cells.
-        self.src_key.clear();
+        // Every entry is written by the keys' pass (`NONE` for room).
         self.src_key.resize(items.len(), NONE);
         let keyer = Keyer {
             levels: &self.levels,
@@ -596,20 +598,23 @@ impl Grid {
                 }
             },
         );
+        // The scatter below writes every position under `n` once: only the
+        // padding of empty boxes is written here (clearing first wrote
+        // every value twice a frame).
         for a in 0..3 {
             let (l, h) = (&mut self.lo[a], &mut self.hi[a]);
-            l.clear();
-            h.clear();
             if a < d {
                 l.resize(n + LANES, f32::INFINITY);
                 h.resize(n + LANES, f32::NEG_INFINITY);
+                l[n..].fill(f32::INFINITY);
+                h[n..].fill(f32::NEG_INFINITY);
+            } else {
+                l.clear();
+                h.clear();
             }
         }
-        self.slot.clear();
         self.slot.resize(n, NONE);
-        self.is_static.clear();
         self.is_static.resize(n, false);
-        self.key.clear();
         self.key.resize(n, 0);
         // The scatter, backward (stable: cell_start[k] ends as the start
         // of cell k), cut by destination: pieces of about equal numbers of
