@@ -204,6 +204,21 @@ impl<V: Vector, T> Object<V, T> {
                 .shape
                 .intersects_with_boxes(&self.aabb, &o.shape, &o.aabb)
     }
+
+    /// [`Object::pairs_with`] without a branch on the flags' and the
+    /// shapes' outcomes (each test is made, and their results and-ed):
+    /// for the pair searches, where a box hit is a pair about half the
+    /// time.
+    #[inline(always)]
+    pub(crate) fn may_pair(&self, o: &Self, matrix: &LayerMatrix) -> bool {
+        !(self.is_static & o.is_static)
+            & (self.layer & o.mask != 0)
+            & (o.layer & self.mask != 0)
+            & matrix.collides(self.layer, o.layer)
+            & self
+                .shape
+                .intersects_with_boxes(&self.aabb, &o.shape, &o.aabb)
+    }
 }
 
 /// Which objects a query returns: those with `layer & layers != 0`.
@@ -981,6 +996,25 @@ pub(crate) fn closer<V: Vector>(a: &RayHit<V>, b: &Option<RayHit<V>>) -> bool {
     }
 }
 
+/// Calls `f` with a found pair, smaller handle first.
+#[inline]
+pub(crate) fn report_found<V: Vector, T, F>(
+    store: &Store<Object<V, T>>,
+    sa: u32,
+    sb: u32,
+    f: &mut F,
+) where
+    F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
+{
+    let (oa, ob) = (store.obj(sa), store.obj(sb));
+    let (ha, hb) = (store.handle(sa), store.handle(sb));
+    if ha < hb {
+        f(ha, hb, oa, ob);
+    } else {
+        f(hb, ha, ob, oa);
+    }
+}
+
 /// Reports the pair of two slots (whose boxes overlap) if the objects pair
 /// up, smaller handle first: the last step of every structure's pair search.
 #[inline]
@@ -993,14 +1027,8 @@ pub(crate) fn report_pair<V: Vector, T, F>(
 ) where
     F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
 {
-    let (oa, ob) = (store.obj(sa), store.obj(sb));
-    if oa.pairs_with(ob, matrix) {
-        let (ha, hb) = (store.handle(sa), store.handle(sb));
-        if ha < hb {
-            f(ha, hb, oa, ob);
-        } else {
-            f(hb, ha, ob, oa);
-        }
+    if store.obj(sa).pairs_with(store.obj(sb), matrix) {
+        report_found(store, sa, sb, f);
     }
 }
 

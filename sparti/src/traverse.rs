@@ -1009,7 +1009,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
 /// A ray prepared for many box tests: its origin and the reciprocal of its
 /// direction.
 #[derive(Clone, Copy)]
-struct FastRay<V: Vector> {
+pub(crate) struct FastRay<V: Vector> {
     origin: V,
     inv: V,
 }
@@ -1023,11 +1023,11 @@ fn within(t: f32, limit: f32) -> bool {
 }
 
 /// The relative slack of [`within`]: a few `f32` ulps.
-const SLACK: f32 = 4.0 * f32::EPSILON;
+pub(crate) const SLACK: f32 = 4.0 * f32::EPSILON;
 
 impl<V: Vector> FastRay<V> {
     #[inline]
-    fn new(ray: &Ray<V>) -> Self {
+    pub(crate) fn new(ray: &Ray<V>) -> Self {
         let mut inv = V::ZERO;
         for i in 0..V::DIM {
             inv = inv.with(i, 1.0 / ray.dir.get(i));
@@ -1044,7 +1044,7 @@ impl<V: Vector> FastRay<V> {
     /// face plane of an axis the ray runs along) does not constrain, and
     /// the comparisons leave a few ulps of slack.
     #[inline]
-    fn entry(&self, b: &crate::Aabb<V>, limit: f32) -> Option<f32> {
+    pub(crate) fn entry(&self, b: &crate::Aabb<V>, limit: f32) -> Option<f32> {
         let lo = (b.min - self.origin) * self.inv;
         let hi = (b.max - self.origin) * self.inv;
         let mut t0 = 0.0f32;

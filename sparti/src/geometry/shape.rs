@@ -169,7 +169,7 @@ impl<V: Vector> Shape<V> {
             }
             (Shape::Box(_), Shape::Box(_)) => true,
         };
-        exact && ba.intersects(bb)
+        exact & ba.intersects(bb)
     }
 
     /// True when the shape overlaps or touches the box.

@@ -48,12 +48,14 @@
 // Loops over the axes index several per-axis arrays at once.
 #![allow(clippy::needless_range_loop)]
 
-use glam::Vec4;
-
+mod lanes;
 mod query;
 
+pub(crate) use lanes::Kind;
+use lanes::{Boxes, Query};
+
 use crate::geometry::Vector;
-use crate::index::{Item, report_pair};
+use crate::index::{Item, report_found};
 use crate::store::{NONE, Store};
 use crate::{Counters, Handle, LayerMatrix, Object};
 
@@ -278,14 +280,16 @@ struct Keyer<'a> {
 }
 
 impl Keyer<'_> {
-    /// The keys of `items` into `keys` (`NONE` for room); per level, how
-    /// far its objects stick out of their cells and how many there are.
+    /// The keys of `items` into `keys` (`NONE` for room: every entry is
+    /// written); per level, how far its objects stick out of their cells
+    /// and how many there are.
     fn keys<V: Vector>(&self, items: &[Item<V>], keys: &mut [u32]) -> LevelStats {
         let d = V::DIM;
         let top = self.levels.len() - 1;
         let mut stats = NO_STATS;
         for (it, slot_key) in items.iter().zip(keys) {
             if it.slot == NONE {
+                *slot_key = NONE;
                 continue;
             }
             let size = (it.aabb.max - it.aabb.min).max_element() * self.inv0;
@@ -499,7 +503,7 @@ impl Grid {
         self.origin = core::array::from_fn(|a| if a < d { lo[a] } else { 0.0 });
         // Keys (`NONE` for room), and per level how many objects and how
         // far they stick out of their cells.
-        self.src_key.clear();
+        // Every entry is written by the keys' pass (`NONE` for room).
         self.src_key.resize(items.len(), NONE);
         let keyer = Keyer {
             levels: &self.levels,
@@ -594,20 +598,23 @@ impl Grid {
                 }
             },
         );
+        // The scatter below writes every position under `n` once: only the
+        // padding of empty boxes is written here (clearing first wrote
+        // every value twice a frame).
         for a in 0..3 {
             let (l, h) = (&mut self.lo[a], &mut self.hi[a]);
-            l.clear();
-            h.clear();
             if a < d {
                 l.resize(n + LANES, f32::INFINITY);
                 h.resize(n + LANES, f32::NEG_INFINITY);
+                l[n..].fill(f32::INFINITY);
+                h[n..].fill(f32::NEG_INFINITY);
+            } else {
+                l.clear();
+                h.clear();
             }
         }
-        self.slot.clear();
         self.slot.resize(n, NONE);
-        self.is_static.clear();
         self.is_static.resize(n, false);
-        self.key.clear();
         self.key.resize(n, 0);
         // The scatter, backward (stable: cell_start[k] ends as the start
         // of cell k), cut by destination: pieces of about equal numbers of
@@ -756,35 +763,30 @@ impl Grid {
         (!empty).then_some((k0, k1))
     }
 
-    /// Bit `l` set when the box at position `b + l` (below `e`) meets the
-    /// query, eight at a time; `az` is the last axis.
+    /// The box arrays of a grid of `d` axes as the chunk test reads them
+    /// (`None` for an empty grid).
     #[inline(always)]
-    fn mask_at(&self, q: &Query, az: usize, b: usize, e: usize) -> u32 {
-        let left = e - b;
-        let valid = if left >= LANES {
-            0xFF
-        } else {
-            (1u32 << left) - 1
-        };
-        let at = |v: &[f32]| -> [f32; LANES] { v[b..b + LANES].try_into().expect("eight values") };
-        chunk(
-            q,
-            [
-                &at(&self.lo[0]),
-                &at(&self.hi[0]),
-                &at(&self.lo[1]),
-                &at(&self.hi[1]),
-                &at(&self.lo[az]),
-                &at(&self.hi[az]),
-            ],
-        ) & valid
+    fn boxes(&self, d: usize) -> Option<Boxes<'_>> {
+        let (lo, hi, az) = (&self.lo, &self.hi, d - 1);
+        Boxes::new(
+            [&lo[0], &lo[1], &lo[az]],
+            [&hi[0], &hi[1], &hi[az]],
+            self.n,
+            d,
+        )
     }
 }
 
-/// An object's box, as the query of its search, in every lane.
-struct Query {
-    lo: [Vec4; 3],
-    hi: [Vec4; 3],
+/// The bits of the `e - b` positions of a chunk from `b` that are
+/// objects of the row (all eight when the row goes on); `b < e`.
+#[inline(always)]
+fn valid(b: usize, e: usize) -> u32 {
+    let left = e - b;
+    if left >= LANES {
+        0xFF
+    } else {
+        (1u32 << left) - 1
+    }
 }
 
 /// The pair search over a built grid.
@@ -796,58 +798,45 @@ pub(crate) struct Job<'a, V: Vector, T> {
     tasks: &'a [(u32, u32)],
 }
 
-/// Eight values as two lanes of four.
-#[inline(always)]
-fn lanes(a: &[f32; LANES]) -> (Vec4, Vec4) {
-    (
-        Vec4::new(a[0], a[1], a[2], a[3]),
-        Vec4::new(a[4], a[5], a[6], a[7]),
-    )
-}
-
-/// Bit `l` set when box `l` of the eight meets the query (closed boxes),
-/// given the eight boxes' coordinates per axis `[lo x, hi x, lo y, ...]`.
-/// No branch on the boxes.
-#[inline(always)]
-fn chunk(q: &Query, c: [&[f32; LANES]; 6]) -> u32 {
-    let mut m0 = glam::BVec4A::splat(true);
-    let mut m1 = glam::BVec4A::splat(true);
-    for a in 0..3 {
-        let (l0, l1) = lanes(c[2 * a]);
-        let (h0, h1) = lanes(c[2 * a + 1]);
-        m0 &= l0.cmple(q.hi[a]) & h0.cmpge(q.lo[a]);
-        m1 &= l1.cmple(q.hi[a]) & h1.cmpge(q.lo[a]);
-    }
-    m0.bitmask() | (m1.bitmask() << 4)
-}
-
 impl<'a, V: Vector, T> Job<'a, V, T> {
-    /// The exact tests of the buffered box hits.
+    /// The exact tests of the buffered box hits (`cand` is overwritten).
     #[inline(never)]
-    fn flush<F>(&self, cand: &[[u32; 2]], counters: &mut Counters, f: &mut F)
+    fn flush<F>(&self, cand: &mut [[u32; 2]], counters: &mut Counters, f: &mut F)
     where
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
     {
         let g = self.grid;
+        let store = self.store;
         // Touch every object first: the loads, independent of each other,
         // overlap their cache misses; the tests below then find them near.
         let mut touch = 0u32;
-        for &[i, j] in cand {
-            touch ^=
-                self.store.obj(g.slot[i as usize]).layer ^ self.store.obj(g.slot[j as usize]).layer;
+        for &[i, j] in cand.iter() {
+            touch ^= store.obj(g.slot[i as usize]).layer ^ store.obj(g.slot[j as usize]).layer;
         }
         core::hint::black_box(touch);
-        for &[i, j] in cand {
+        // The tests without a branch on their outcome (about one box hit in
+        // two is a pair: a coin toss to the branch predictor): the pairs'
+        // slots are written over the hits already read, and counted.
+        let mut found = 0;
+        let mut tests = 0;
+        for c in 0..cand.len() {
+            let [i, j] = cand[c];
             let (i, j) = (i as usize, j as usize);
-            if g.is_static[i] & g.is_static[j] {
-                continue;
-            }
-            counters.shape_tests += 1;
-            report_pair(self.store, self.matrix, g.slot[i], g.slot[j], f);
+            let (sa, sb) = (g.slot[i], g.slot[j]);
+            let moving = !(g.is_static[i] & g.is_static[j]);
+            let hit = moving & store.obj(sa).may_pair(store.obj(sb), self.matrix);
+            tests += u64::from(moving);
+            cand[found] = [sa, sb];
+            found += usize::from(hit);
+        }
+        counters.shape_tests += tests;
+        for &[sa, sb] in &cand[..found] {
+            report_found(store, sa, sb, f);
         }
     }
 
-    /// The pairs found by the objects at positions `start..end`.
+    /// The pairs found by the objects at positions `start..end`: compiled
+    /// for AVX2 where the processor has it ([`Kind::best`]).
     pub fn range<F>(
         &self,
         start: u32,
@@ -858,7 +847,49 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
     ) where
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
     {
+        #[cfg(target_arch = "x86_64")]
+        if Kind::best() == Kind::Avx2 {
+            // SAFETY: `best` found AVX2 on this processor.
+            unsafe {
+                let span = start as usize..end as usize;
+                lanes::with_avx2(|| self.range_in(Kind::Avx2, span, work, counters, f));
+            }
+            return;
+        }
+        // SAFETY: the 4-wide form runs on every processor.
+        unsafe {
+            self.range_in(
+                Kind::Lanes4,
+                start as usize..end as usize,
+                work,
+                counters,
+                f,
+            )
+        };
+    }
+
+    /// [`Job::range`] with the chunk test `kind`, over the positions
+    /// `span`.
+    ///
+    /// # Safety
+    /// With [`Kind::Avx2`], the processor must have AVX2.
+    #[inline(always)]
+    unsafe fn range_in<F>(
+        &self,
+        kind: Kind,
+        span: core::ops::Range<usize>,
+        work: &mut Work,
+        counters: &mut Counters,
+        f: &mut F,
+    ) where
+        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
+    {
         let g = self.grid;
+        let Some(bx) = g.boxes(V::DIM) else {
+            // Only an empty grid has arrays too short (`Grid::check`).
+            debug_assert_eq!(g.n, 0, "a grid with objects has padded arrays");
+            return;
+        };
         let d = V::DIM;
         let n = g.n;
         let az = d - 1;
@@ -875,23 +906,15 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
             let lv = &g.levels[li];
             let first = g.cell_start[lv.base as usize] as usize;
             let last = first + lv.count as usize;
-            let (s, e) = (first.max(start as usize), last.min(end as usize));
+            let (s, e) = (first.max(span.start), last.min(span.end));
             for i in s..e {
-                let mut q = Query {
-                    lo: [Vec4::ZERO; 3],
-                    hi: [Vec4::ZERO; 3],
-                };
                 let mut qlo = [0f32; 3];
                 let mut qhi = [0f32; 3];
                 for a in 0..d {
                     qlo[a] = g.lo[a][i];
                     qhi[a] = g.hi[a][i];
-                    q.lo[a] = Vec4::splat(qlo[a]);
-                    q.hi[a] = Vec4::splat(qhi[a]);
                 }
-                // In 2D the third axis repeats the second (the same test).
-                q.lo[2] = q.lo[az];
-                q.hi[2] = q.hi[az];
+                let q = Query::of(az, &qlo, &qhi);
                 // The object's own cell, by axis: the build's formula,
                 // so the same cell.
                 let mut own = [0u32; 3];
@@ -927,7 +950,9 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
                             let mut b = s;
                             while b < e {
                                 tests += (e - b).min(LANES) as u64;
-                                let m = g.mask_at(&q, az, b, e);
+                                // SAFETY: `kind` is AVX2 only on a processor
+                                // that has it (this function's contract).
+                                let m = unsafe { bx.mask(kind, &q, b) } & valid(b, e);
                                 // The first two hits without a branch,
                                 // the others (rare) in a loop.
                                 let j = b + (m.trailing_zeros() & 7) as usize;
@@ -944,7 +969,7 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
                                     m &= m - 1;
                                 }
                                 if k >= CANDIDATES {
-                                    self.flush(&cand[..k], counters, f);
+                                    self.flush(&mut cand[..k], counters, f);
                                     k = 0;
                                 }
                                 b += LANES;
@@ -956,7 +981,7 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
                 }
             }
         }
-        self.flush(&cand[..k], counters, f);
+        self.flush(&mut cand[..k], counters, f);
         counters.node_visits += rows;
         counters.pair_tests += tests;
         debug_assert!(n == 0 || n + LANES <= g.lo[0].len());
@@ -977,5 +1002,153 @@ impl<V: Vector, T> super::PairTasks<V, T> for Job<'_, V, T> {
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
     {
         self.range(task.0, task.1, work, counters, f);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Kind;
+    use crate::kernel::Family;
+    use crate::{
+        Aabb, Counters, Filter, Handle, LayerMatrix, LooseOrthtree, ObjectDesc, Ray, Shape,
+        SpatialIndex, Vector,
+    };
+    use glam::{Vec2, Vec3};
+
+    /// A small scene: spheres and boxes of mixed sizes (some far larger,
+    /// on coarser levels), a few static, on two layers, from a fixed
+    /// xorshift (small enough for Miri).
+    fn scene<V: Vector>(n: usize) -> LooseOrthtree<V, u32> {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let mut t = LooseOrthtree::<V, u32>::new();
+        for i in 0..n {
+            let mut c = V::ZERO;
+            for a in 0..V::DIM {
+                c = c.with(a, next() * 40.0);
+            }
+            let r = if i % 17 == 0 { 6.0 } else { 0.3 + next() * 1.5 };
+            let shape = if i % 5 == 0 {
+                Shape::cuboid(c, V::splat(r * 0.7))
+            } else {
+                Shape::sphere(c, r)
+            };
+            let desc = ObjectDesc::new(shape, i as u32)
+                .with_layer(1 << (i % 2))
+                .with_static(i % 11 == 0);
+            t.insert(desc).expect("valid object");
+        }
+        t.set_layer_matrix(LayerMatrix::ALL);
+        t.flush();
+        t
+    }
+
+    /// The grid's pairs with the chunk test `kind`, in search order.
+    fn grid_pairs<V: Vector>(t: &LooseOrthtree<V, u32>, kind: Kind) -> Vec<(Handle, Handle)> {
+        let core = t.core();
+        let g = core.grid.get(|g| g.build(&core.lists.items));
+        assert!(g.is_built(), "the scene is sparse enough for the grid");
+        let job = super::Job {
+            grid: g,
+            store: &core.store,
+            matrix: &core.matrix,
+            tasks: &[],
+        };
+        let mut out = Vec::new();
+        let mut work = super::Work::default();
+        let mut c = Counters::default();
+        let mut f = |a, b, _: &_, _: &_| out.push((a, b));
+        match kind {
+            // SAFETY: the 4-wide form runs everywhere.
+            Kind::Lanes4 => unsafe { job.range_in(kind, 0..g.n, &mut work, &mut c, &mut f) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: only asked for where `best` found AVX2.
+            Kind::Avx2 => unsafe {
+                super::lanes::with_avx2(|| job.range_in(kind, 0..g.n, &mut work, &mut c, &mut f))
+            },
+            #[cfg(not(target_arch = "x86_64"))]
+            Kind::Avx2 => unreachable!("AVX2 is x86-64's"),
+        }
+        out
+    }
+
+    /// Both chunk tests give the brute force's pairs, in the same order,
+    /// through the unchecked loads (run under Miri in CI, with and
+    /// without AVX2).
+    fn both_forms_agree<V: Vector>() {
+        let t = scene::<V>(150);
+        let mut want: Vec<(Handle, Handle)> = Vec::new();
+        let objs: Vec<_> = t.objects().collect();
+        for (i, &(ha, a)) in objs.iter().enumerate() {
+            for &(hb, b) in &objs[i + 1..] {
+                if a.pairs_with(b, &LayerMatrix::ALL) {
+                    want.push(if ha < hb { (ha, hb) } else { (hb, ha) });
+                }
+            }
+        }
+        want.sort_unstable();
+        assert!(want.len() > 20, "a scene with pairs ({})", want.len());
+        let four = grid_pairs(&t, Kind::Lanes4);
+        let mut sorted = four.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, want, "4-wide chunks against the brute force");
+        if cfg!(target_feature = "avx2") && std::env::var_os("SPARTI_SIMD").is_none() {
+            // Built for AVX2 (as under Miri in CI): the 8-wide form runs.
+            assert_eq!(Kind::best(), Kind::Avx2);
+        }
+        if Kind::best() == Kind::Avx2 {
+            assert_eq!(
+                grid_pairs(&t, Kind::Avx2),
+                four,
+                "8-wide chunks, same order"
+            );
+        }
+        // The queries' chunks (the same loads): boxes and rays on the
+        // grid, against every object's own test.
+        let before = t.counters().grid_searches;
+        let mut found = Vec::new();
+        for (i, &(_, o)) in objs.iter().enumerate().step_by(13) {
+            let q = Aabb {
+                min: o.aabb.min - V::splat(i as f32 * 0.1),
+                max: o.aabb.max,
+            };
+            t.query_aabb(&q, Filter::ALL, &mut found);
+            found.sort_unstable();
+            let mut want: Vec<Handle> = objs
+                .iter()
+                .filter(|(_, b)| b.shape.intersects_aabb(&q))
+                .map(|&(h, _)| h)
+                .collect();
+            want.sort_unstable();
+            assert_eq!(found, want, "box query {i}");
+            let mut dir = V::ZERO;
+            dir = dir.with(0, 1.0);
+            let ray = Ray::new(o.aabb.min - V::splat(5.0), dir).expect("valid ray");
+            let hit = t.ray_nearest(&ray, 100.0, Filter::ALL).map(|h| h.distance);
+            let best = objs
+                .iter()
+                .filter_map(|(_, b)| b.shape.cast_ray(&ray, 100.0).map(|h| h.distance))
+                .reduce(f32::min);
+            assert_eq!(hit, best, "ray {i}");
+        }
+        assert!(
+            t.counters().grid_searches > before,
+            "the queries took the grid"
+        );
+    }
+
+    #[test]
+    fn the_chunk_tests_find_the_brute_force_pairs_3d() {
+        both_forms_agree::<Vec3>();
+    }
+
+    #[test]
+    fn the_chunk_tests_find_the_brute_force_pairs_2d() {
+        both_forms_agree::<Vec2>();
     }
 }

@@ -9,9 +9,11 @@
 //! box, then the exact one on the shape), so the grid selects exactly what
 //! the tree walk selects.
 
-use super::{Grid, LANES, Query};
+#[cfg(target_arch = "x86_64")]
+use super::lanes::with_avx2;
+use super::lanes::{Slab, Test};
+use super::{Grid, Kind, LANES, Query};
 use crate::geometry::{Aabb, Ray, Vector};
-use glam::Vec4;
 
 /// How far a query's box is grown on each side, relative to its largest
 /// coordinate: far above the rounding of the region's own tests (a few
@@ -40,19 +42,6 @@ fn padded<V: Vector>(b: &Aabb<V>) -> Option<([f32; 3], [f32; 3])> {
     Some((lo, hi))
 }
 
-impl Query {
-    /// The box `[lo, hi]` in every lane (in 2D the third axis repeats the
-    /// second, the same test).
-    #[inline]
-    fn of(d: usize, lo: &[f32; 3], hi: &[f32; 3]) -> Self {
-        let az = d - 1;
-        Query {
-            lo: [0, 1, az].map(|a| Vec4::splat(lo[a])),
-            hi: [0, 1, az].map(|a| Vec4::splat(hi[a])),
-        }
-    }
-}
-
 impl Grid {
     /// The box at position `j`.
     #[inline]
@@ -73,21 +62,29 @@ impl Grid {
     }
 
     /// Calls `f(j)` for each position `j` of level `t` whose box meets
-    /// `[lo, hi]`, row by row; returns the rows visited.
+    /// `[lo, hi]` and that `test` selects, row by row; returns the rows
+    /// visited.
+    ///
+    /// # Safety
+    /// With [`Kind::Avx2`], the processor must have AVX2.
     #[inline(always)]
-    fn scan_level(
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn scan_level(
         &self,
+        kind: Kind,
         t: &super::Level,
         d: usize,
         lo: &[f32; 3],
         hi: &[f32; 3],
-        q: &Query,
+        test: &Test<'_>,
         f: &mut impl FnMut(usize),
     ) -> u64 {
         let Some((k0, k1)) = self.cells(t, d, lo, hi) else {
             return 0;
         };
-        let az = d - 1;
+        let Some(bx) = self.boxes(d) else {
+            return 0;
+        };
         let (dx, dy) = (t.dims[0], t.dims[1]);
         let mut rows = 0;
         for z in k0[2]..k1[2] {
@@ -98,7 +95,9 @@ impl Grid {
                 rows += 1;
                 let mut b = s;
                 while b < e {
-                    let mut m = self.mask_at(q, az, b, e);
+                    // SAFETY: `kind` is AVX2 only on a processor that has
+                    // it (this function's contract).
+                    let mut m = unsafe { bx.test(kind, test, b) } & super::valid(b, e);
                     while m != 0 {
                         f(b + m.trailing_zeros() as usize);
                         m &= m - 1;
@@ -117,14 +116,37 @@ impl Grid {
     pub(crate) fn for_each_meeting<V: Vector>(
         &self,
         bounds: &Aabb<V>,
+        f: impl FnMut(usize),
+    ) -> Option<u64> {
+        #[cfg(target_arch = "x86_64")]
+        if Kind::best() == Kind::Avx2 {
+            // SAFETY: `best` found AVX2 on this processor.
+            return unsafe { with_avx2(|| self.meeting_in(Kind::Avx2, bounds, f)) };
+        }
+        // SAFETY: the 4-wide form runs on every processor.
+        unsafe { self.meeting_in(Kind::Lanes4, bounds, f) }
+    }
+
+    /// [`Grid::for_each_meeting`] with the chunk test `kind`.
+    ///
+    /// # Safety
+    /// With [`Kind::Avx2`], the processor must have AVX2.
+    #[inline(always)]
+    unsafe fn meeting_in<V: Vector>(
+        &self,
+        kind: Kind,
+        bounds: &Aabb<V>,
         mut f: impl FnMut(usize),
     ) -> Option<u64> {
         let d = V::DIM;
         let (lo, hi) = padded(bounds)?;
-        let q = Query::of(d, &lo, &hi);
+        let q = Query::of(d - 1, &lo, &hi);
         let mut rows = 0;
+        let test = Test::Boxes(&q);
         for &l in self.used.iter().rev() {
-            rows += self.scan_level(&self.levels[l as usize], d, &lo, &hi, &q, &mut f);
+            let t = &self.levels[l as usize];
+            // SAFETY: this function's contract.
+            rows += unsafe { self.scan_level(kind, t, d, &lo, &hi, &test, &mut f) };
         }
         Some(rows)
     }
@@ -145,6 +167,27 @@ impl Grid {
     pub(crate) fn ray_walk<V: Vector>(
         &self,
         ray: &Ray<V>,
+        limit: f32,
+        visit: impl FnMut(usize, f32) -> f32,
+    ) -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        if Kind::best() == Kind::Avx2 {
+            // SAFETY: `best` found AVX2 on this processor.
+            return unsafe { with_avx2(|| self.ray_walk_in(Kind::Avx2, ray, limit, visit)) };
+        }
+        // SAFETY: the 4-wide form runs on every processor.
+        unsafe { self.ray_walk_in(Kind::Lanes4, ray, limit, visit) }
+    }
+
+    /// [`Grid::ray_walk`] with the chunk test `kind`.
+    ///
+    /// # Safety
+    /// With [`Kind::Avx2`], the processor must have AVX2.
+    #[inline(always)]
+    unsafe fn ray_walk_in<V: Vector>(
+        &self,
+        kind: Kind,
+        ray: &Ray<V>,
         mut limit: f32,
         mut visit: impl FnMut(usize, f32) -> f32,
     ) -> u64 {
@@ -156,10 +199,15 @@ impl Grid {
         let mut step = [0f32; 64];
         let nw = self.used.len();
         let (mut o_max, mut d_max) = (0f32, 0f32);
+        let (mut origin, mut inv) = ([0f32; 3], [0f32; 3]);
         for a in 0..d {
             o_max = o_max.max(ray.origin.get(a).abs());
             d_max = d_max.max(ray.dir.get(a).abs());
+            // As `traverse::FastRay::new`.
+            origin[a] = ray.origin.get(a);
+            inv[a] = 1.0 / ray.dir.get(a);
         }
+        let slab = Slab::of(d - 1, &origin, &inv);
         for (w, &l) in self.used.iter().enumerate() {
             let t = &self.levels[l as usize];
             let side = 1.0 / t.inv;
@@ -212,10 +260,19 @@ impl Grid {
                 lo[a] = u.min(v) - m;
                 hi[a] = u.max(v) + m;
             }
-            let q = Query::of(d, &lo, &hi);
-            rows += self.scan_level(t, d, &lo, &hi, &q, &mut |j| {
-                limit = visit(j, limit);
-            });
+            let q = Query::of(d - 1, &lo, &hi);
+            // The stretch's box, and the ray's slab test (the same the
+            // visit makes, on eight boxes at once) within the limit as it
+            // stands when each chunk is tested (a hit only shortens it).
+            let lim = core::cell::Cell::new(limit);
+            let test = Test::Ray(&q, &slab, &lim);
+            // SAFETY: this function's contract.
+            rows += unsafe {
+                self.scan_level(kind, t, d, &lo, &hi, &test, &mut |j| {
+                    lim.set(visit(j, lim.get()));
+                })
+            };
+            limit = lim.get();
             // Done when the stretch reached the end or the limit, or could
             // not advance (rounding, or a NaN).
             walk[wi].0 = if t1 >= tb || t1 >= limit || t1 <= t0 || t1.is_nan() {
@@ -236,6 +293,12 @@ impl Grid {
     pub(crate) fn check<V: Vector>(&self, items: &[crate::index::Item<V>]) -> Result<(), String> {
         if !self.ok {
             return Ok(());
+        }
+        if self.n > 0 && self.boxes(V::DIM).is_none() {
+            return Err(format!(
+                "the grid's box arrays are shorter than its {} objects and their padding",
+                self.n
+            ));
         }
         let key = |slot: u32, lo: [f32; 3], hi: [f32; 3], st: bool| {
             (slot, lo.map(f32::to_bits), hi.map(f32::to_bits), st)

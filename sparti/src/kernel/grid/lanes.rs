@@ -1,0 +1,501 @@
+//! The box test of eight candidates at once: the inner loop of the pair
+//! search and of the grid's queries, and the one place in sparti that
+//! uses `unsafe`.
+//!
+//! Two reasons, both measured (BENCHMARKS.md, "eighth session"):
+//! - **Unchecked loads.** A chunk reads eight values from each of six
+//!   coordinate arrays; checked slices cost a bounds check per array per
+//!   chunk. [`Boxes`] checks the arrays' lengths once, when it is made,
+//!   and clamps each chunk's start, so every load is in bounds by
+//!   construction (the `// SAFETY:` comments say why).
+//! - **AVX2.** Where the processor has it (detected at run time, once),
+//!   the chunk is one 8-wide compare per bound instead of two 4-wide
+//!   ones. The search that uses it is compiled for AVX2 as a whole
+//!   ([`Kind::Avx2`]), so the compares are inlined.
+//!
+//! Both forms give the same bits (closed, ordered compares: a NaN never
+//! meets), and the tests run the search through both on the same scenes;
+//! CI runs this module's tests under Miri, which checks every load.
+
+use glam::Vec4;
+
+use super::LANES;
+
+/// An object's box, as the query of its search: in every lane (the 4-wide
+/// form) and as plain values (the 8-wide form broadcasts them).
+pub(super) struct Query {
+    pub lo: [Vec4; 3],
+    pub hi: [Vec4; 3],
+    pub s: [f32; 6],
+}
+
+impl Query {
+    /// The box `[lo, hi]` on axes `x`, `y` and `az` (in 2D the last axis
+    /// repeats the second, the same test).
+    #[inline(always)]
+    pub fn of(az: usize, lo: &[f32; 3], hi: &[f32; 3]) -> Self {
+        let axes = [0, 1, az];
+        Query {
+            lo: axes.map(|a| Vec4::splat(lo[a])),
+            hi: axes.map(|a| Vec4::splat(hi[a])),
+            s: [lo[0], lo[1], lo[az], hi[0], hi[1], hi[az]],
+        }
+    }
+}
+
+/// A ray as the 8-wide slab test reads it: its origin and the reciprocals
+/// of its direction on axes `x`, `y` and `az` (as [`Query::of`]).
+pub(super) struct Slab {
+    o: [f32; 3],
+    inv: [f32; 3],
+}
+
+impl Slab {
+    /// The slab test of a ray from `origin` with direction reciprocals
+    /// `inv` (the first `az + 1` axes).
+    #[inline(always)]
+    pub fn of(az: usize, origin: &[f32; 3], inv: &[f32; 3]) -> Self {
+        let axes = [0, 1, az];
+        Slab {
+            o: axes.map(|a| origin[a]),
+            inv: axes.map(|a| inv[a]),
+        }
+    }
+}
+
+/// What a query's chunk test selects: the boxes that meet the query's
+/// box, or of those, the ones a ray enters within the limit the cell
+/// holds when the chunk is tested.
+pub(super) enum Test<'a> {
+    Boxes(&'a Query),
+    Ray(&'a Query, &'a Slab, &'a core::cell::Cell<f32>),
+}
+
+/// Which form of the chunk test a search runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Two 4-wide compares per bound (SSE on x86-64, NEON on ARM, or
+    /// scalar code where glam has no SIMD).
+    Lanes4,
+    /// One 8-wide compare per bound (x86-64 with AVX2).
+    Avx2,
+}
+
+impl Kind {
+    /// The fastest form this processor runs: AVX2 where it has it, unless
+    /// the environment variable `SPARTI_SIMD` is `4` (to compare the two,
+    /// and to test the 4-wide form on an AVX2 machine). Decided once per
+    /// process.
+    pub fn best() -> Self {
+        static BEST: std::sync::OnceLock<Kind> = std::sync::OnceLock::new();
+        *BEST.get_or_init(|| {
+            if std::env::var_os("SPARTI_SIMD").is_some_and(|v| v == "4") {
+                return Kind::Lanes4;
+            }
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                return Kind::Avx2;
+            }
+            Kind::Lanes4
+        })
+    }
+}
+
+/// Runs `body` compiled for AVX2: `body`, called once, is inlined here,
+/// and the `#[inline(always)]` search inside it with it, so that the
+/// 8-wide compares inline (a search not compiled for AVX2 would call
+/// each intrinsic as a function).
+///
+/// # Safety
+/// The processor must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn with_avx2<R>(body: impl FnOnce() -> R) -> R {
+    body()
+}
+
+/// The grid's box arrays, as the chunk test reads them: the lower and
+/// upper bounds on axes `x`, `y` and the last one, positions `0..n` the
+/// objects', each array holding at least `n + LANES` values (the padding
+/// with empty boxes), so that the eight values from any position up to
+/// `n` can be loaded.
+#[derive(Clone, Copy)]
+pub(super) struct Boxes<'a> {
+    lo: [&'a [f32]; 3],
+    hi: [&'a [f32]; 3],
+    n: usize,
+    /// 3, or 2 for a 2D grid, whose third arrays are never read (a
+    /// constant where the search is compiled, so the third compare goes).
+    axes: usize,
+}
+
+impl<'a> Boxes<'a> {
+    /// The arrays of `n` objects on `axes` axes (2 or 3: the third
+    /// arrays of a 2D grid are not read); `None` where one of them is
+    /// shorter than `n + LANES` (an empty grid: nothing to test).
+    #[inline(always)]
+    pub fn new(lo: [&'a [f32]; 3], hi: [&'a [f32]; 3], n: usize, axes: usize) -> Option<Self> {
+        let need = n.checked_add(LANES)?;
+        lo.iter()
+            .chain(&hi)
+            .all(|v| v.len() >= need)
+            .then_some(Boxes { lo, hi, n, axes })
+    }
+
+    /// The eight values of `v` from position `b`, as two lanes of four.
+    ///
+    /// # Safety
+    /// `b + LANES <= v.len()` (for one of the six arrays, `b <= n`).
+    #[inline(always)]
+    unsafe fn load4(v: &[f32], b: usize) -> (Vec4, Vec4) {
+        debug_assert!(b + LANES <= v.len());
+        // SAFETY: `b..b + 8` lies inside `v` (this function's contract);
+        // `read_unaligned` needs no alignment.
+        unsafe {
+            let p = v.as_ptr().add(b);
+            (
+                Vec4::from(p.cast::<[f32; 4]>().read_unaligned()),
+                Vec4::from(p.add(4).cast::<[f32; 4]>().read_unaligned()),
+            )
+        }
+    }
+
+    /// Bit `l` set when the box at position `b + l` meets the query
+    /// (closed boxes), for the eight positions from `b`; a start past the
+    /// objects is taken as `n` (the padding, whose empty boxes meet
+    /// nothing). No branch on the boxes.
+    #[inline(always)]
+    pub fn mask4(&self, q: &Query, b: usize) -> u32 {
+        let b = b.min(self.n);
+        let mut m0 = glam::BVec4A::splat(true);
+        let mut m1 = glam::BVec4A::splat(true);
+        for a in 0..self.axes.min(3) {
+            // SAFETY: `Boxes::new` checked that every array holds at least
+            // `n + LANES` values, and `b` is clamped to `n` above.
+            let ((l0, l1), (h0, h1)) =
+                unsafe { (Self::load4(self.lo[a], b), Self::load4(self.hi[a], b)) };
+            m0 &= l0.cmple(q.hi[a]) & h0.cmpge(q.lo[a]);
+            m1 &= l1.cmple(q.hi[a]) & h1.cmpge(q.lo[a]);
+        }
+        m0.bitmask() | (m1.bitmask() << 4)
+    }
+
+    /// [`Boxes::mask4`], or its 8-wide form when `kind` is
+    /// [`Kind::Avx2`]. Inlined into each search, which is compiled once
+    /// per form.
+    ///
+    /// # Safety
+    /// With [`Kind::Avx2`], the processor must have AVX2 (as
+    /// [`Kind::best`] found), and the caller should be compiled for it
+    /// (`#[target_feature(enable = "avx2")]`) so that the compares inline.
+    #[inline(always)]
+    pub unsafe fn mask(&self, kind: Kind, q: &Query, b: usize) -> u32 {
+        #[cfg(target_arch = "x86_64")]
+        if kind == Kind::Avx2 {
+            // SAFETY: the caller promises AVX2 (this function's contract).
+            return unsafe { self.mask8(q, b) };
+        }
+        let _ = kind;
+        self.mask4(q, b)
+    }
+
+    /// The chunk test `test` (a constant where it is inlined).
+    ///
+    /// # Safety
+    /// As [`Boxes::mask`].
+    #[inline(always)]
+    pub unsafe fn test(&self, kind: Kind, test: &Test<'_>, b: usize) -> u32 {
+        // SAFETY: this function's contract.
+        unsafe {
+            match test {
+                Test::Boxes(q) => self.mask(kind, q, b),
+                Test::Ray(q, ray, limit) => self.mask_ray(kind, q, ray, limit.get(), b),
+            }
+        }
+    }
+
+    /// [`Boxes::mask`], and of those boxes, with the 8-wide form, only
+    /// the ones the ray enters within `limit` by the tree's slab test
+    /// (`traverse::FastRay::entry`: the same operations on the same
+    /// values, so the same answer; a slab whose distances are NaN does not
+    /// constrain). The 4-wide form leaves the slab test to the caller
+    /// (which makes it on every box anyway).
+    ///
+    /// # Safety
+    /// As [`Boxes::mask`].
+    #[inline(always)]
+    pub unsafe fn mask_ray(&self, kind: Kind, q: &Query, ray: &Slab, limit: f32, b: usize) -> u32 {
+        #[cfg(target_arch = "x86_64")]
+        if kind == Kind::Avx2 {
+            // SAFETY: the caller promises AVX2 (this function's contract).
+            return unsafe { self.mask8_ray(q, ray, limit, b) };
+        }
+        let _ = (ray, limit);
+        // SAFETY: as above.
+        unsafe { self.mask(kind, q, b) }
+    }
+
+    /// [`Boxes::mask_ray`]'s 8-wide form.
+    ///
+    /// # Safety
+    /// The processor must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn mask8_ray(&self, q: &Query, ray: &Slab, limit: f32, b: usize) -> u32 {
+        use std::arch::x86_64::{
+            _CMP_GE_OQ, _CMP_LE_OQ, _CMP_ORD_Q, _mm256_add_ps, _mm256_and_ps, _mm256_blendv_ps,
+            _mm256_cmp_ps, _mm256_loadu_ps, _mm256_max_ps, _mm256_min_ps, _mm256_movemask_ps,
+            _mm256_mul_ps, _mm256_set1_ps, _mm256_setzero_ps, _mm256_sub_ps,
+        };
+        let b = b.min(self.n);
+        // SAFETY: the loads: `Boxes::new` checked that every array holds
+        // at least `n + LANES` values and `b` is clamped to `n` above, so
+        // `b..b + 8` is in bounds (`loadu` needs no alignment). The
+        // intrinsics: the caller promises AVX2.
+        unsafe {
+            let ld = |v: &[f32]| {
+                debug_assert!(b + LANES <= v.len());
+                _mm256_loadu_ps(v.as_ptr().add(b))
+            };
+            let all = _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_setzero_ps(), _mm256_setzero_ps());
+            let mut m = all;
+            // The entry and exit distances (`FastRay::entry`): from 0 and
+            // `limit`, each slab narrowing them.
+            let mut t0 = _mm256_setzero_ps();
+            let mut t1 = _mm256_set1_ps(limit);
+            for a in 0..self.axes.min(3) {
+                let (lo, hi) = (ld(self.lo[a]), ld(self.hi[a]));
+                m = _mm256_and_ps(
+                    m,
+                    _mm256_and_ps(
+                        _mm256_cmp_ps::<_CMP_LE_OQ>(lo, _mm256_set1_ps(q.s[3 + a])),
+                        _mm256_cmp_ps::<_CMP_GE_OQ>(hi, _mm256_set1_ps(q.s[a])),
+                    ),
+                );
+                let (o, inv) = (_mm256_set1_ps(ray.o[a]), _mm256_set1_ps(ray.inv[a]));
+                let tl = _mm256_mul_ps(_mm256_sub_ps(lo, o), inv);
+                let th = _mm256_mul_ps(_mm256_sub_ps(hi, o), inv);
+                // Ordered: the nearer and the farther; a NaN: no limit.
+                let ordered = _mm256_cmp_ps::<_CMP_ORD_Q>(tl, th);
+                let near = _mm256_blendv_ps(
+                    _mm256_set1_ps(f32::NEG_INFINITY),
+                    _mm256_min_ps(tl, th),
+                    ordered,
+                );
+                let far = _mm256_blendv_ps(
+                    _mm256_set1_ps(f32::INFINITY),
+                    _mm256_max_ps(tl, th),
+                    ordered,
+                );
+                t0 = _mm256_max_ps(t0, near);
+                t1 = _mm256_min_ps(t1, far);
+            }
+            // `within(t0, t1)`: t0 <= t1 + t1 * SLACK + MIN_POSITIVE.
+            let bound = _mm256_add_ps(
+                _mm256_add_ps(
+                    t1,
+                    _mm256_mul_ps(t1, _mm256_set1_ps(crate::traverse::SLACK)),
+                ),
+                _mm256_set1_ps(f32::MIN_POSITIVE),
+            );
+            m = _mm256_and_ps(m, _mm256_cmp_ps::<_CMP_LE_OQ>(t0, bound));
+            _mm256_movemask_ps(m) as u32
+        }
+    }
+
+    /// [`Boxes::mask4`] with one 8-wide compare per bound.
+    ///
+    /// # Safety
+    /// The processor must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn mask8(&self, q: &Query, b: usize) -> u32 {
+        use std::arch::x86_64::{
+            _CMP_GE_OQ, _CMP_LE_OQ, _mm256_and_ps, _mm256_cmp_ps, _mm256_loadu_ps,
+            _mm256_movemask_ps, _mm256_set1_ps,
+        };
+        let b = b.min(self.n);
+        // SAFETY: the loads: `Boxes::new` checked that every array holds
+        // at least `n + LANES` values and `b` is clamped to `n` above, so
+        // `b..b + 8` is in bounds (`loadu` needs no alignment). The
+        // intrinsics: the caller promises AVX2.
+        unsafe {
+            let ld = |v: &[f32]| {
+                debug_assert!(b + LANES <= v.len());
+                _mm256_loadu_ps(v.as_ptr().add(b))
+            };
+            let le = |v: &[f32], x: f32| _mm256_cmp_ps::<_CMP_LE_OQ>(ld(v), _mm256_set1_ps(x));
+            let ge = |v: &[f32], x: f32| _mm256_cmp_ps::<_CMP_GE_OQ>(ld(v), _mm256_set1_ps(x));
+            let s = &q.s;
+            let mut m = _mm256_and_ps(
+                _mm256_and_ps(le(self.lo[0], s[3]), ge(self.hi[0], s[0])),
+                _mm256_and_ps(le(self.lo[1], s[4]), ge(self.hi[1], s[1])),
+            );
+            if self.axes == 3 {
+                m = _mm256_and_ps(m, _mm256_and_ps(le(self.lo[2], s[5]), ge(self.hi[2], s[2])));
+            }
+            _mm256_movemask_ps(m) as u32
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::valid;
+    use super::*;
+
+    /// Boxes on one axis per position `[i, i + 1]`, the others `[0, 1]`,
+    /// with the padding of empty boxes; NaN at position 3.
+    fn arrays(n: usize) -> ([Vec<f32>; 3], [Vec<f32>; 3]) {
+        let mut lo: [Vec<f32>; 3] = Default::default();
+        let mut hi: [Vec<f32>; 3] = Default::default();
+        for a in 0..3 {
+            for i in 0..n {
+                let (l, h) = if a == 0 {
+                    (i as f32, i as f32 + 1.0)
+                } else {
+                    (0.0, 1.0)
+                };
+                lo[a].push(if i == 3 { f32::NAN } else { l });
+                hi[a].push(h);
+            }
+            lo[a].extend([f32::INFINITY; LANES]);
+            hi[a].extend([f32::NEG_INFINITY; LANES]);
+        }
+        (lo, hi)
+    }
+
+    fn expected(n: usize, b: usize, qlo: f32, qhi: f32) -> u32 {
+        (0..LANES)
+            .filter(|&l| {
+                let i = b + l;
+                i < n && i != 3 && (i as f32) <= qhi && i as f32 + 1.0 >= qlo
+            })
+            .map(|l| 1 << l)
+            .sum()
+    }
+
+    /// Every start, the last ones past the objects (clamped to the
+    /// padding), both forms: the boxes a closed test selects, and no
+    /// load out of bounds (Miri checks each).
+    #[test]
+    fn chunks_select_the_boxes_that_meet() {
+        if cfg!(target_feature = "avx2") && std::env::var_os("SPARTI_SIMD").is_none() {
+            // Built for AVX2 (as under Miri in CI): the 8-wide form runs.
+            assert_eq!(Kind::best(), Kind::Avx2);
+        }
+        // In 2D (`axes` 2) the third arrays are not read: a query far off
+        // on that axis still meets.
+        for (axes, z) in [(3, 0.5), (3, 5.0), (2, 5.0)] {
+            for n in [0usize, 1, 7, 8, 9, 20] {
+                let (lo, hi) = arrays(n);
+                let bx = Boxes::new(
+                    [&lo[0][..], &lo[1][..], &lo[2][..]],
+                    [&hi[0][..], &hi[1][..], &hi[2][..]],
+                    n,
+                    axes,
+                )
+                .expect("padded arrays");
+                for (qlo, qhi) in [(2.0, 5.0), (0.0, 0.0), (-3.0, 100.0), (4.5, 4.5)] {
+                    let q = Query::of(2, &[qlo, 0.5, z], &[qhi, 0.5, z]);
+                    for b in 0..n + 3 {
+                        let want = if axes == 3 && z > 1.0 {
+                            0
+                        } else {
+                            expected(n, b.min(n), qlo, qhi)
+                        };
+                        let what = format!("{axes} axes, n {n}, start {b}, query {qlo}..{qhi}");
+                        assert_eq!(bx.mask4(&q, b), want, "{what}");
+                        if Kind::best() == Kind::Avx2 {
+                            // SAFETY: `best` found AVX2.
+                            let m8 = unsafe { bx.mask(Kind::Avx2, &q, b) };
+                            assert_eq!(m8, want, "8-wide, {what}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The 8-wide slab test selects exactly the boxes the tree's slab test
+    /// (`FastRay::entry`) lets through: rays along the axes (a zero
+    /// direction, whose slabs give infinities, or NaN where the origin lies
+    /// on a face plane), from inside and outside, with limits short and
+    /// long; the query box around everything, so only the slabs decide.
+    #[test]
+    fn the_ray_slab_test_is_the_trees() {
+        use crate::geometry::{Aabb, Ray};
+        use crate::traverse::FastRay;
+        use glam::Vec3;
+        if Kind::best() != Kind::Avx2 {
+            return;
+        }
+        let n = 27;
+        let mut lo: [Vec<f32>; 3] = Default::default();
+        let mut hi: [Vec<f32>; 3] = Default::default();
+        let mut boxes = Vec::new();
+        for i in 0..n {
+            let c = Vec3::new(
+                (i % 3) as f32 * 2.0,
+                (i / 3 % 3) as f32 * 2.0,
+                (i / 9) as f32 * 2.0,
+            );
+            let b = Aabb {
+                min: c - Vec3::splat(0.5),
+                max: c + Vec3::splat(0.5),
+            };
+            for a in 0..3 {
+                lo[a].push(b.min[a]);
+                hi[a].push(b.max[a]);
+            }
+            boxes.push(b);
+        }
+        for a in 0..3 {
+            lo[a].extend([f32::INFINITY; LANES]);
+            hi[a].extend([f32::NEG_INFINITY; LANES]);
+        }
+        let bx = Boxes::new(
+            [&lo[0][..], &lo[1][..], &lo[2][..]],
+            [&hi[0][..], &hi[1][..], &hi[2][..]],
+            n,
+            3,
+        )
+        .expect("padded arrays");
+        let q = Query::of(2, &[-1e30; 3], &[1e30; 3]);
+        let rays = [
+            (Vec3::new(-0.5, 0.0, 0.0), Vec3::X),
+            (Vec3::new(-3.0, 0.5, 2.0), Vec3::X),
+            (Vec3::new(2.0, -3.0, -0.5), Vec3::Y),
+            (Vec3::new(1.0, 1.0, 1.0), Vec3::new(1.0, 1.0, 1.0)),
+            (Vec3::new(4.0, 4.0, 4.0), Vec3::new(-1.0, -0.3, -0.7)),
+            (Vec3::new(2.5, 0.0, 4.0), Vec3::new(0.0, 0.0, -1.0)),
+        ];
+        for (origin, dir) in rays {
+            let ray = Ray::new(origin, dir).expect("valid ray");
+            let fast = FastRay::new(&ray);
+            let inv = [0, 1, 2].map(|a| 1.0 / ray.dir[a]);
+            let slab = Slab::of(2, &ray.origin.to_array(), &inv);
+            for limit in [0.0, 0.4, 1.5, 3.0, 100.0] {
+                for b in (0..n).step_by(LANES) {
+                    let want: u32 = (0..LANES)
+                        .filter(|&l| b + l < n && fast.entry(&boxes[b + l], limit).is_some())
+                        .map(|l| 1 << l)
+                        .sum();
+                    // SAFETY: `best` found AVX2.
+                    let m = unsafe { bx.mask_ray(Kind::Avx2, &q, &slab, limit, b) } & valid(b, n);
+                    assert_eq!(m, want, "ray {origin:?} {dir:?}, limit {limit}, chunk {b}");
+                }
+            }
+        }
+    }
+
+    /// Arrays without their padding are refused, not read past.
+    #[test]
+    fn arrays_without_padding_are_refused() {
+        let v = vec![0f32; 10];
+        assert!(Boxes::new([&v; 3], [&v; 3], 2, 3).is_some());
+        assert!(Boxes::new([&v; 3], [&v; 3], 3, 3).is_none());
+        assert!(Boxes::new([&v; 3], [&v[..9]; 3], 2, 3).is_none());
+        assert!(Boxes::new([&v; 3], [&v; 3], usize::MAX, 3).is_none());
+    }
+}
