@@ -26,6 +26,7 @@ use super::LANES;
 pub(super) struct Query {
     pub lo: [Vec4; 3],
     pub hi: [Vec4; 3],
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub s: [f32; 6],
 }
 
@@ -45,6 +46,7 @@ impl Query {
 
 /// A ray as the 8-wide slab test reads it: its origin and the reciprocals
 /// of its direction on axes `x`, `y` and `az` (as [`Query::of`]).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) struct Slab {
     o: [f32; 3],
     inv: [f32; 3],
@@ -78,6 +80,7 @@ pub(crate) enum Kind {
     /// scalar code where glam has no SIMD).
     Lanes4,
     /// One 8-wide compare per bound (x86-64 with AVX2).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     Avx2,
 }
 
@@ -86,6 +89,7 @@ impl Kind {
     /// the environment variable `SPARTI_SIMD` is `4` (to compare the two,
     /// and to test the 4-wide form on an AVX2 machine). Decided once per
     /// process.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub fn best() -> Self {
         static BEST: std::sync::OnceLock<Kind> = std::sync::OnceLock::new();
         *BEST.get_or_init(|| {
