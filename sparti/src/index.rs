@@ -194,23 +194,12 @@ impl<V: Vector, T> Object<V, T> {
     /// matrix, and the exact shapes overlapping (touching included). The
     /// objects' `aabb` fields are taken as their shapes' boxes (as every
     /// structure keeps them), not computed again.
-    #[inline]
-    pub fn pairs_with(&self, o: &Self, matrix: &LayerMatrix) -> bool {
-        !(self.is_static && o.is_static)
-            && self.layer & o.mask != 0
-            && o.layer & self.mask != 0
-            && matrix.collides(self.layer, o.layer)
-            && self
-                .shape
-                .intersects_with_boxes(&self.aabb, &o.shape, &o.aabb)
-    }
-
-    /// [`Object::pairs_with`] without a branch on the flags' and the
-    /// shapes' outcomes (each test is made, and their results and-ed):
-    /// for the pair searches, where a box hit is a pair about half the
-    /// time.
+    ///
+    /// Each test is made and their results and-ed, without a branch on
+    /// their outcomes: in the pair searches a box hit is a pair about half
+    /// the time, a coin toss to the branch predictor.
     #[inline(always)]
-    pub(crate) fn may_pair(&self, o: &Self, matrix: &LayerMatrix) -> bool {
+    pub fn pairs_with(&self, o: &Self, matrix: &LayerMatrix) -> bool {
         !(self.is_static & o.is_static)
             & (self.layer & o.mask != 0)
             & (o.layer & self.mask != 0)

@@ -1010,8 +1010,9 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
 /// direction.
 #[derive(Clone, Copy)]
 pub(crate) struct FastRay<V: Vector> {
-    origin: V,
-    inv: V,
+    pub origin: V,
+    /// `1 / dir`, axis by axis.
+    pub inv: V,
 }
 
 /// True when an entry distance `t` may still hold a hit within `limit`:

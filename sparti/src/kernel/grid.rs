@@ -824,7 +824,7 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
             let (i, j) = (i as usize, j as usize);
             let (sa, sb) = (g.slot[i], g.slot[j]);
             let moving = !(g.is_static[i] & g.is_static[j]);
-            let hit = moving & store.obj(sa).may_pair(store.obj(sb), self.matrix);
+            let hit = moving & store.obj(sa).pairs_with(store.obj(sb), self.matrix);
             tests += u64::from(moving);
             cand[found] = [sa, sb];
             found += usize::from(hit);

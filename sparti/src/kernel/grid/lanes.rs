@@ -239,6 +239,56 @@ impl<'a> Boxes<'a> {
         unsafe { self.mask(kind, q, b) }
     }
 
+    /// The lower and upper bounds on axis `a` of the eight boxes from
+    /// position `b` (a start past the objects is taken as `n`, the
+    /// padding), and which of them meet the query's box on that axis.
+    ///
+    /// # Safety
+    /// The processor must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn axis8(&self, q: &Query, a: usize, b: usize) -> [std::arch::x86_64::__m256; 3] {
+        use std::arch::x86_64::{
+            _CMP_GE_OQ, _CMP_LE_OQ, _mm256_and_ps, _mm256_cmp_ps, _mm256_loadu_ps, _mm256_set1_ps,
+        };
+        let b = b.min(self.n);
+        let (lo, hi) = (self.lo[a], self.hi[a]);
+        debug_assert!(b + LANES <= lo.len() && b + LANES <= hi.len());
+        // SAFETY: the loads: `Boxes::new` checked that every array holds
+        // at least `n + LANES` values and `b` is clamped to `n` above, so
+        // `b..b + 8` is in bounds (`loadu` needs no alignment). The
+        // intrinsics: the caller promises AVX2.
+        unsafe {
+            let (l, h) = (
+                _mm256_loadu_ps(lo.as_ptr().add(b)),
+                _mm256_loadu_ps(hi.as_ptr().add(b)),
+            );
+            let meets = _mm256_and_ps(
+                _mm256_cmp_ps::<_CMP_LE_OQ>(l, _mm256_set1_ps(q.s[3 + a])),
+                _mm256_cmp_ps::<_CMP_GE_OQ>(h, _mm256_set1_ps(q.s[a])),
+            );
+            [l, h, meets]
+        }
+    }
+
+    /// [`Boxes::mask4`] with one 8-wide compare per bound.
+    ///
+    /// # Safety
+    /// The processor must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn mask8(&self, q: &Query, b: usize) -> u32 {
+        use std::arch::x86_64::{_mm256_and_ps, _mm256_movemask_ps};
+        // SAFETY: the caller promises AVX2.
+        unsafe {
+            let [_, _, mut m] = self.axis8(q, 0, b);
+            for a in 1..self.axes.min(3) {
+                m = _mm256_and_ps(m, self.axis8(q, a, b)[2]);
+            }
+            _mm256_movemask_ps(m) as u32
+        }
+    }
+
     /// [`Boxes::mask_ray`]'s 8-wide form.
     ///
     /// # Safety
@@ -247,35 +297,20 @@ impl<'a> Boxes<'a> {
     #[inline(always)]
     unsafe fn mask8_ray(&self, q: &Query, ray: &Slab, limit: f32, b: usize) -> u32 {
         use std::arch::x86_64::{
-            _CMP_GE_OQ, _CMP_LE_OQ, _CMP_ORD_Q, _mm256_add_ps, _mm256_and_ps, _mm256_blendv_ps,
-            _mm256_cmp_ps, _mm256_loadu_ps, _mm256_max_ps, _mm256_min_ps, _mm256_movemask_ps,
-            _mm256_mul_ps, _mm256_set1_ps, _mm256_setzero_ps, _mm256_sub_ps,
+            _CMP_LE_OQ, _CMP_ORD_Q, _mm256_add_ps, _mm256_and_ps, _mm256_blendv_ps, _mm256_cmp_ps,
+            _mm256_max_ps, _mm256_min_ps, _mm256_movemask_ps, _mm256_mul_ps, _mm256_set1_ps,
+            _mm256_setzero_ps, _mm256_sub_ps,
         };
-        let b = b.min(self.n);
-        // SAFETY: the loads: `Boxes::new` checked that every array holds
-        // at least `n + LANES` values and `b` is clamped to `n` above, so
-        // `b..b + 8` is in bounds (`loadu` needs no alignment). The
-        // intrinsics: the caller promises AVX2.
+        // SAFETY: the caller promises AVX2.
         unsafe {
-            let ld = |v: &[f32]| {
-                debug_assert!(b + LANES <= v.len());
-                _mm256_loadu_ps(v.as_ptr().add(b))
-            };
-            let all = _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_setzero_ps(), _mm256_setzero_ps());
-            let mut m = all;
+            let mut m = _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_setzero_ps(), _mm256_setzero_ps());
             // The entry and exit distances (`FastRay::entry`): from 0 and
             // `limit`, each slab narrowing them.
             let mut t0 = _mm256_setzero_ps();
             let mut t1 = _mm256_set1_ps(limit);
             for a in 0..self.axes.min(3) {
-                let (lo, hi) = (ld(self.lo[a]), ld(self.hi[a]));
-                m = _mm256_and_ps(
-                    m,
-                    _mm256_and_ps(
-                        _mm256_cmp_ps::<_CMP_LE_OQ>(lo, _mm256_set1_ps(q.s[3 + a])),
-                        _mm256_cmp_ps::<_CMP_GE_OQ>(hi, _mm256_set1_ps(q.s[a])),
-                    ),
-                );
+                let [lo, hi, meets] = self.axis8(q, a, b);
+                m = _mm256_and_ps(m, meets);
                 let (o, inv) = (_mm256_set1_ps(ray.o[a]), _mm256_set1_ps(ray.inv[a]));
                 let tl = _mm256_mul_ps(_mm256_sub_ps(lo, o), inv);
                 let th = _mm256_mul_ps(_mm256_sub_ps(hi, o), inv);
@@ -303,41 +338,6 @@ impl<'a> Boxes<'a> {
                 _mm256_set1_ps(f32::MIN_POSITIVE),
             );
             m = _mm256_and_ps(m, _mm256_cmp_ps::<_CMP_LE_OQ>(t0, bound));
-            _mm256_movemask_ps(m) as u32
-        }
-    }
-
-    /// [`Boxes::mask4`] with one 8-wide compare per bound.
-    ///
-    /// # Safety
-    /// The processor must have AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    unsafe fn mask8(&self, q: &Query, b: usize) -> u32 {
-        use std::arch::x86_64::{
-            _CMP_GE_OQ, _CMP_LE_OQ, _mm256_and_ps, _mm256_cmp_ps, _mm256_loadu_ps,
-            _mm256_movemask_ps, _mm256_set1_ps,
-        };
-        let b = b.min(self.n);
-        // SAFETY: the loads: `Boxes::new` checked that every array holds
-        // at least `n + LANES` values and `b` is clamped to `n` above, so
-        // `b..b + 8` is in bounds (`loadu` needs no alignment). The
-        // intrinsics: the caller promises AVX2.
-        unsafe {
-            let ld = |v: &[f32]| {
-                debug_assert!(b + LANES <= v.len());
-                _mm256_loadu_ps(v.as_ptr().add(b))
-            };
-            let le = |v: &[f32], x: f32| _mm256_cmp_ps::<_CMP_LE_OQ>(ld(v), _mm256_set1_ps(x));
-            let ge = |v: &[f32], x: f32| _mm256_cmp_ps::<_CMP_GE_OQ>(ld(v), _mm256_set1_ps(x));
-            let s = &q.s;
-            let mut m = _mm256_and_ps(
-                _mm256_and_ps(le(self.lo[0], s[3]), ge(self.hi[0], s[0])),
-                _mm256_and_ps(le(self.lo[1], s[4]), ge(self.hi[1], s[1])),
-            );
-            if self.axes == 3 {
-                m = _mm256_and_ps(m, _mm256_and_ps(le(self.lo[2], s[5]), ge(self.hi[2], s[2])));
-            }
             _mm256_movemask_ps(m) as u32
         }
     }

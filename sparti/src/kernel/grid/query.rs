@@ -199,13 +199,15 @@ impl Grid {
         let mut step = [0f32; 64];
         let nw = self.used.len();
         let (mut o_max, mut d_max) = (0f32, 0f32);
+        // The slab test's values are the tree's (`FastRay`), so that the
+        // 8-wide test gives its answers.
+        let fast = crate::traverse::FastRay::new(ray);
         let (mut origin, mut inv) = ([0f32; 3], [0f32; 3]);
         for a in 0..d {
             o_max = o_max.max(ray.origin.get(a).abs());
             d_max = d_max.max(ray.dir.get(a).abs());
-            // As `traverse::FastRay::new`.
-            origin[a] = ray.origin.get(a);
-            inv[a] = 1.0 / ray.dir.get(a);
+            origin[a] = fast.origin.get(a);
+            inv[a] = fast.inv.get(a);
         }
         let slab = Slab::of(d - 1, &origin, &inv);
         for (w, &l) in self.used.iter().enumerate() {
