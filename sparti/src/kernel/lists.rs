@@ -276,8 +276,7 @@ impl<V: Vector> Lists<V> {
         let start = self.spare.len() as u32;
         self.spare.extend_from_slice(&self.items[b.range()]);
         let cap = b.len + slack(b.len);
-        self.spare
-            .resize(start as usize + cap as usize, filler());
+        self.spare.resize(start as usize + cap as usize, filler());
         b.start = start;
         b.cap = cap;
     }
@@ -323,5 +322,70 @@ impl<V: Vector> Lists<V> {
     pub fn memory(&self) -> usize {
         self.items.capacity() * size_of::<Item<V>>()
             + self.free.iter().map(Vec::capacity).sum::<usize>() * size_of::<u32>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::Vec3;
+
+    fn item(slot: u32) -> Item<Vec3> {
+        Item {
+            aabb: Aabb {
+                min: Vec3::splat(slot as f32),
+                max: Vec3::splat(slot as f32 + 1.0),
+            },
+            slot,
+            is_static: false,
+        }
+    }
+
+    /// A rewrite leaves a large list room for 1/8 more objects, which the
+    /// next arrivals take without moving it; a small list gets none.
+    #[test]
+    fn a_rewrite_leaves_large_lists_slack() {
+        let mut lists = Lists::<Vec3>::default();
+        let (mut big, mut small) = (Block::default(), Block::default());
+        let its: Vec<_> = (0..100).map(item).collect();
+        lists.extend(&mut big, &its);
+        lists.extend(&mut small, &its[..10]);
+        lists.start_rewrite();
+        lists.rewrite_block(&mut big);
+        lists.rewrite_block(&mut small);
+        lists.finish_rewrite();
+        assert_eq!((big.len, big.cap), (100, 112));
+        assert_eq!((small.len, small.cap), (10, 10));
+        let slots = |b: Block, lists: &Lists<Vec3>| {
+            lists.get(b).iter().map(|it| it.slot).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            slots(big, &lists),
+            (0..100).collect::<Vec<_>>(),
+            "the objects, in order"
+        );
+        assert!(
+            lists.items[big.range().end..(big.start + big.cap) as usize]
+                .iter()
+                .all(|it| it.slot == NONE),
+            "the slack holds fillers"
+        );
+        let start = big.start;
+        for s in 100..112 {
+            lists.push(&mut big, item(s));
+        }
+        assert_eq!(
+            (big.start, big.len, lists.abandoned),
+            (start, 112, 0),
+            "no move"
+        );
+        lists.push(&mut big, item(112));
+        assert_ne!(big.start, start, "the list full, it moves");
+        assert_eq!(lists.abandoned, 112, "its old room abandoned");
+        assert_eq!(
+            slots(small, &lists),
+            (0..10).collect::<Vec<_>>(),
+            "the small list untouched"
+        );
     }
 }
