@@ -7,7 +7,8 @@
 //! the room it leaves behind is abandoned. When the abandoned room
 //! outweighs the objects, the kernel rewrites the array with the blocks in
 //! depth-first order of the tree ([`super::Core::tidy`]): each subtree's
-//! objects are then one run of memory, as the pair search and the queries
+//! objects are then one run of memory (with the room the rewrite leaves
+//! large lists to grow in, [`SLACK`]), as the pair search and the queries
 //! walk them, and nothing is allocated per node.
 //!
 //! An object's position in its node's list (`Slot::pos`) is relative to
@@ -66,6 +67,8 @@ pub(crate) struct Lists<V: Vector> {
     /// The rewrite's buffer (empty between rewrites: keeping it would
     /// double the memory for an allocation saved every few frames).
     spare: Vec<Item<V>>,
+    /// Objects copied by the rewrite under way (checked at its end).
+    copied: usize,
 }
 
 impl<V: Vector> Default for Lists<V> {
@@ -77,6 +80,7 @@ impl<V: Vector> Default for Lists<V> {
             free_room: 0,
             objects: 0,
             spare: Vec::new(),
+            copied: 0,
         }
     }
 }
@@ -263,10 +267,11 @@ impl<V: Vector> Lists<V> {
     /// [`Lists::finish_rewrite`].
     pub fn start_rewrite(&mut self) {
         self.spare = Vec::with_capacity(self.objects + self.objects / SLACK);
+        self.copied = 0;
     }
 
-    /// Copies a block to the rewrite, with room for its objects and
-    /// [`SLACK`] more.
+    /// Copies a block to the rewrite, with room for its objects and, for
+    /// a list of [`SMALL`] objects or more, `1 / SLACK` more.
     #[inline]
     pub fn rewrite_block(&mut self, b: &mut Block) {
         if b.len == 0 {
@@ -275,6 +280,7 @@ impl<V: Vector> Lists<V> {
         }
         let start = self.spare.len() as u32;
         self.spare.extend_from_slice(&self.items[b.range()]);
+        self.copied += b.len();
         let cap = b.len + slack(b.len);
         self.spare.resize(start as usize + cap as usize, filler());
         b.start = start;
@@ -295,7 +301,7 @@ impl<V: Vector> Lists<V> {
         self.items.extend_from_slice(&self.spare);
         self.abandoned = 0;
         let live = self.objects;
-        debug_assert!(live <= self.items.len(), "a rewrite copies every object");
+        debug_assert_eq!(live, self.copied, "a rewrite copies every object");
         if self.items.capacity() > 3 * live + 2 * HEADROOM {
             self.items.shrink_to(live + live / 2 + HEADROOM);
         }
@@ -347,15 +353,26 @@ mod tests {
     fn a_rewrite_leaves_large_lists_slack() {
         let mut lists = Lists::<Vec3>::default();
         let (mut big, mut small) = (Block::default(), Block::default());
+        let (mut at_64, mut at_65) = (Block::default(), Block::default());
         let its: Vec<_> = (0..100).map(item).collect();
         lists.extend(&mut big, &its);
         lists.extend(&mut small, &its[..10]);
+        lists.extend(&mut at_64, &its[..64]);
+        lists.extend(&mut at_65, &its[..65]);
         lists.start_rewrite();
-        lists.rewrite_block(&mut big);
-        lists.rewrite_block(&mut small);
+        for b in [&mut big, &mut small, &mut at_64, &mut at_65] {
+            lists.rewrite_block(b);
+        }
         lists.finish_rewrite();
         assert_eq!((big.len, big.cap), (100, 112));
         assert_eq!((small.len, small.cap), (10, 10));
+        assert_eq!((at_64.len, at_64.cap), (64, 64), "below SMALL: no slack");
+        assert_eq!((at_65.len, at_65.cap), (65, 73), "from SMALL: 65 / 8 more");
+        assert_eq!(
+            lists.items.len(),
+            112 + 10 + 64 + 73,
+            "the array is the blocks"
+        );
         let slots = |b: Block, lists: &Lists<Vec3>| {
             lists.get(b).iter().map(|it| it.slot).collect::<Vec<_>>()
         };
