@@ -9,9 +9,11 @@
 //! `--features rayon`, the same with a `p` in front (`poct3`, `ploose3`,
 //! `pbsp3`, `pquad2`, `ploose2`, `pbsp2`): the parallel pair search
 //! (`par_pairs`, on `RAYON_NUM_THREADS` threads).
-//! `MIN=4` sets the trees' minimum node size, `CAP=8` the loose trees' leaf
-//! capacity, `BATCH=1` moves the objects with one `update_many` a frame
-//! (on rayon's threads with the feature) instead of one `update` each.
+//! `MIN=4` sets the trees' minimum node size (the BSP's minimum dimension;
+//! 0, automatic, leaves the BSP at its default 1), `CAP=8` the loose
+//! trees' and the BSP's leaf capacity (0: their defaults), `BATCH=1`
+//! moves the objects with one `update_many` a frame (on rayon's threads
+//! with the feature) instead of one `update` each.
 //! The objects' new positions are computed first, untimed (the game's
 //! work); "update" is the time of sparti's calls (`update` or
 //! `update_many`, then `end_frame`), "pairs" that of the pair search.
@@ -117,9 +119,12 @@ fn loose<V: Vector>(w: Aabb<V>, m: f32, cap: usize) -> LooseOrthtree<V, ()> {
     .expect("valid")
 }
 
-fn bsp<V: Vector>(w: Aabb<V>) -> Bsp<V, ()> {
+fn bsp<V: Vector>(w: Aabb<V>, m: f32, cap: usize) -> Bsp<V, ()> {
     Bsp::with_config(BspConfig {
         world: Some(w),
+        // The BSP has no automatic size: 0 keeps its default.
+        min_dimension: if m > 0.0 { m } else { 1.0 },
+        leaf_capacity: if cap == 0 { 1 } else { cap as u32 },
         ..Default::default()
     })
     .expect("valid")
@@ -149,8 +154,8 @@ fn main() {
         "quad2" => run::<Vec2, _>(n, frames, |w| orth(w, m), seq),
         "loose3" => run::<Vec3, _>(n, frames, |w| loose(w, m, cap), seq),
         "loose2" => run::<Vec2, _>(n, frames, |w| loose(w, m, cap), seq),
-        "bsp3" => run::<Vec3, _>(n, frames, bsp, seq),
-        "bsp2" => run::<Vec2, _>(n, frames, bsp, seq),
+        "bsp3" => run::<Vec3, _>(n, frames, |w| bsp(w, m, cap), seq),
+        "bsp2" => run::<Vec2, _>(n, frames, |w| bsp(w, m, cap), seq),
         #[cfg(feature = "rayon")]
         "poct3" => run::<Vec3, _>(n, frames, |w| orth(w, m), par),
         #[cfg(feature = "rayon")]
@@ -160,9 +165,9 @@ fn main() {
         #[cfg(feature = "rayon")]
         "ploose2" => run::<Vec2, _>(n, frames, |w| loose(w, m, cap), par),
         #[cfg(feature = "rayon")]
-        "pbsp3" => run::<Vec3, _>(n, frames, bsp, par),
+        "pbsp3" => run::<Vec3, _>(n, frames, |w| bsp(w, m, cap), par),
         #[cfg(feature = "rayon")]
-        "pbsp2" => run::<Vec2, _>(n, frames, bsp, par),
+        "pbsp2" => run::<Vec2, _>(n, frames, |w| bsp(w, m, cap), par),
         other => eprintln!("unknown structure {other}"),
     }
 }
