@@ -989,18 +989,50 @@ const PHASED_MOVES: usize = PAR_MOVES;
 #[cfg(not(any(feature = "rayon", fuzzing)))]
 const PHASED_MOVES: usize = 1 << 18;
 
-/// `f` of every element of `src`, into `out`, in order: on rayon's
-/// threads with the feature.
-fn map_into<A: Sync, R: Send>(src: &[A], out: &mut Vec<R>, f: impl Fn(&A) -> R + Sync + Send) {
+/// `f` of every element of `src`, its two halves into `a` and `b`, in
+/// order: on rayon's threads with the feature.
+fn map2_into<A: Sync, R: Send, Q: Send>(
+    src: &[A],
+    a: &mut Vec<R>,
+    b: &mut Vec<Q>,
+    f: impl Fn(&A) -> (R, Q) + Sync + Send,
+) {
     #[cfg(feature = "rayon")]
     {
         use rayon::prelude::*;
-        src.par_iter().map(f).collect_into_vec(out);
+        src.par_iter().map(f).unzip_into_vecs(a, b);
+    }
+    #[cfg(not(feature = "rayon"))]
+    {
+        a.clear();
+        b.clear();
+        for (r, q) in src.iter().map(f) {
+            a.push(r);
+            b.push(q);
+        }
+    }
+}
+
+/// `f` of the elements of `a` and `b` at each position, into `out`, in
+/// order: on rayon's threads with the feature.
+fn map_into_zip<A: Sync, B: Sync, R: Send>(
+    a: &[A],
+    b: &[B],
+    out: &mut Vec<R>,
+    f: impl Fn(&A, &B) -> R + Sync + Send,
+) {
+    #[cfg(feature = "rayon")]
+    {
+        use rayon::prelude::*;
+        a.par_iter()
+            .zip(b.par_iter())
+            .map(|(x, y)| f(x, y))
+            .collect_into_vec(out);
     }
     #[cfg(not(feature = "rayon"))]
     {
         out.clear();
-        out.extend(src.iter().map(f));
+        out.extend(a.iter().zip(b).map(|(x, y)| f(x, y)));
     }
 }
 
@@ -1021,8 +1053,11 @@ fn zip_each<A: Send, B: Sync>(a: &mut [A], b: &[B], f: impl Fn(&mut A, &B) + Syn
 /// The tables of [`update_many`], kept between batches so that a frame's
 /// batch allocates nothing once warm (counted in the structure's memory).
 pub(crate) struct Batch<V: Vector> {
-    /// Each move's slot and box, once checked.
-    checked: Vec<(u32, Aabb<V>)>,
+    /// Each move's slot, once checked (apart from the boxes: the loops
+    /// on one thread read only the slots).
+    slots: Vec<u32>,
+    /// Each move's box, once checked.
+    boxes: Vec<Aabb<V>>,
     /// Per move, the node keeping it and its entry in the lists, or
     /// `NONE` (phase 1).
     keep: Vec<(u32, u32)>,
@@ -1037,7 +1072,8 @@ pub(crate) struct Batch<V: Vector> {
 impl<V: Vector> Default for Batch<V> {
     fn default() -> Self {
         Self {
-            checked: Vec::new(),
+            slots: Vec::new(),
+            boxes: Vec::new(),
             keep: Vec::new(),
             by_slot: Vec::new(),
             by_entry: Vec::new(),
@@ -1049,7 +1085,8 @@ impl<V: Vector> Default for Batch<V> {
 impl<V: Vector> Batch<V> {
     /// Bytes held.
     pub fn memory(&self) -> usize {
-        self.checked.capacity() * size_of::<(u32, Aabb<V>)>()
+        self.slots.capacity() * 4
+            + self.boxes.capacity() * size_of::<Aabb<V>>()
             + self.keep.capacity() * 8
             + (self.by_slot.capacity() + self.by_entry.capacity() + self.rest.capacity()) * 4
     }
@@ -1088,7 +1125,8 @@ fn check_and_apply<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
             s.check_move(&aabb)?;
             Ok((slot, aabb))
         };
-        batch.checked.clear();
+        batch.slots.clear();
+        batch.boxes.clear();
         if moves.len() >= PAR_MOVES {
             // A refused move leaves `NONE`: then the loop below checks the
             // moves again in order and stops at the first refused one, with
@@ -1098,37 +1136,41 @@ fn check_and_apply<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
             // of the results after them was a pass of its own, 3 ns per
             // move at a million.)
             let refused = core::sync::atomic::AtomicBool::new(false);
-            map_into(moves, &mut batch.checked, |m| {
+            map2_into(moves, &mut batch.slots, &mut batch.boxes, |m| {
                 check(m).unwrap_or_else(|_| {
                     refused.store(true, Ordering::Relaxed);
                     (NONE, Aabb::empty())
                 })
             });
             if refused.into_inner() {
-                batch.checked.clear();
+                batch.slots.clear();
+                batch.boxes.clear();
             }
         }
-        if batch.checked.len() < moves.len() {
+        if batch.slots.len() < moves.len() {
             for m in moves {
-                batch.checked.push(check(m)?);
+                let (slot, aabb) = check(m)?;
+                batch.slots.push(slot);
+                batch.boxes.push(aabb);
             }
         }
     }
     if moves.len() >= PHASED_MOVES && moves.len() < TWICE as usize {
         return apply_in_phases(s, moves, batch);
     }
-    apply_in_order(s, moves, &batch.checked, 0..moves.len())
+    apply_in_order(s, moves, &batch.slots, &batch.boxes, 0..moves.len())
 }
 
 /// Applies the checked moves `which` (indices into `moves`), in order.
 fn apply_in_order<V: Vector, T, S: Family<V, T>>(
     s: &mut S,
     moves: &[(Handle, Shape<V>)],
-    checked: &[(u32, Aabb<V>)],
+    slots: &[u32],
+    boxes: &[Aabb<V>],
     which: impl Iterator<Item = usize>,
 ) -> Result<(), Error> {
     for i in which {
-        let ((h, shape), (slot, aabb)) = (moves[i], checked[i]);
+        let ((h, shape), slot, aabb) = (moves[i], slots[i], boxes[i]);
         if s.core().store.resolve(h).is_err() {
             // Removed by the `Remove` policy earlier in this batch (the
             // checks passed): it is in the evicted list.
@@ -1173,12 +1215,12 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
     moves: &[(Handle, Shape<V>)],
     batch: &mut Batch<V>,
 ) -> Result<(), Error> {
-    let checked = &batch.checked;
+    let (slots, boxes) = (&batch.slots, &batch.boxes);
     {
         let s = &*s;
-        map_into(checked, &mut batch.keep, |&(slot, aabb)| {
+        map_into_zip(slots, boxes, &mut batch.keep, |&slot, aabb| {
             let place = s.core().store.slot(slot);
-            if place.node != NONE && s.keeps(place.node, &aabb) {
+            if place.node != NONE && s.keeps(place.node, aabb) {
                 let start = s.core().nodes[place.node as usize].block().start;
                 (place.node, start + place.pos)
             } else {
@@ -1191,7 +1233,7 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
     let by_slot = &mut batch.by_slot;
     by_slot.clear();
     by_slot.resize(core.store.capacity(), NONE);
-    for (i, &(slot, _)) in checked.iter().enumerate() {
+    for (i, &slot) in slots.iter().enumerate() {
         let e = &mut by_slot[slot as usize];
         *e = if *e == NONE { i as u32 } else { TWICE };
     }
@@ -1201,7 +1243,7 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
     batch.rest.clear();
     let mut count = 0u64;
     for (i, &(n, entry)) in keep.iter().enumerate() {
-        if n != NONE && by_slot[checked[i].0 as usize] == i as u32 {
+        if n != NONE && by_slot[slots[i] as usize] == i as u32 {
             by_entry[entry as usize] = i as u32;
             count += 1;
         } else {
@@ -1215,7 +1257,7 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
         core.mark_stale();
     } else {
         for (i, &(n, _)) in keep.iter().enumerate() {
-            if n != NONE && by_slot[checked[i].0 as usize] == i as u32 {
+            if n != NONE && by_slot[slots[i] as usize] == i as u32 {
                 core.mark_node(n);
             }
         }
@@ -1223,22 +1265,23 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
     let by_slot = &*by_slot;
     zip_each(core.store.slots_mut(), by_slot, |place, &i| {
         let i = i as usize;
-        if i < checked.len() && keep[i].0 != NONE {
+        if i < slots.len() && keep[i].0 != NONE {
             let o = place.obj.as_mut().expect("a moved slot holds an object");
             o.shape = moves[i].1;
-            o.aabb = checked[i].1;
+            o.aabb = boxes[i];
         }
     });
     zip_each(&mut core.lists.items, by_entry, |it, &i| {
         if i != NONE {
-            it.aabb = checked[i as usize].1;
+            it.aabb = boxes[i as usize];
         }
     });
     s.note_in_place(count);
     apply_in_order(
         s,
         moves,
-        &batch.checked,
+        &batch.slots,
+        &batch.boxes,
         batch.rest.iter().map(|&i| i as usize),
     )
 }
