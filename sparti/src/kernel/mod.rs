@@ -1059,7 +1059,7 @@ pub(crate) struct Batch<V: Vector> {
     /// Each move's box, once checked.
     boxes: Vec<Aabb<V>>,
     /// Per move, the node keeping it and its entry in the lists, or
-    /// `NONE` (phase 1).
+    /// `NONE` (phase 1; then only the moves phase 2 writes keep theirs).
     keep: Vec<(u32, u32)>,
     /// Per slot, the move of it, or `NONE`, or [`TWICE`].
     by_slot: Vec<u32>,
@@ -1228,7 +1228,6 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
             }
         });
     }
-    let keep = &batch.keep;
     let core = s.core_mut();
     let by_slot = &mut batch.by_slot;
     by_slot.clear();
@@ -1242,22 +1241,26 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
     by_entry.resize(core.lists.items.len(), NONE);
     batch.rest.clear();
     let mut count = 0u64;
-    for (i, &(n, entry)) in keep.iter().enumerate() {
-        if n != NONE && by_slot[slots[i] as usize] == i as u32 {
-            by_entry[entry as usize] = i as u32;
+    // From here a move keeps its place in `keep` only if phase 2 writes
+    // it (an object moved twice is left to phase 3).
+    for (i, k) in batch.keep.iter_mut().enumerate() {
+        if k.0 != NONE && by_slot[slots[i] as usize] == i as u32 {
+            by_entry[k.1 as usize] = i as u32;
             count += 1;
         } else {
+            *k = (NONE, NONE);
             batch.rest.push(i as u32);
         }
     }
+    let keep = &batch.keep;
     // The nodes whose boxes changed, for the query boxes: one by one for
     // a few, all at once when they are many (the next refresh then
     // recomputes every node, in one pass).
     if count > 0 && count as usize >= core.nodes.len() / 4 {
         core.mark_stale();
     } else {
-        for (i, &(n, _)) in keep.iter().enumerate() {
-            if n != NONE && by_slot[slots[i] as usize] == i as u32 {
+        for &(n, _) in keep {
+            if n != NONE {
                 core.mark_node(n);
             }
         }
@@ -1265,6 +1268,7 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
     let by_slot = &*by_slot;
     zip_each(core.store.slots_mut(), by_slot, |place, &i| {
         let i = i as usize;
+        // `TWICE` and `NONE` are past the moves.
         if i < slots.len() && keep[i].0 != NONE {
             let o = place.obj.as_mut().expect("a moved slot holds an object");
             o.shape = moves[i].1;
