@@ -5,10 +5,12 @@
 //! # Why a grid
 //! Walking a tree visits nodes that hold one or two objects each, and
 //! every visit is a branch the processor guesses at random. Here the
-//! objects are sorted into the cells of a few grid levels; each object
-//! meets the candidates of a handful of rows, each row one contiguous
-//! range of boxes stored as separate arrays per coordinate, tested eight
-//! at a time without a branch on the outcome.
+//! objects are sorted into the cells of a few grid levels; the objects of
+//! a cell meet the candidates of a handful of rows, each row one
+//! contiguous range of boxes stored as separate arrays per coordinate.
+//! The cell's rows are copied into one run, and each of its objects tests
+//! the run eight boxes at a time, in one loop, without a branch on the
+//! outcome.
 //!
 //! # The grid
 //! The cells of level `l` have side `c0 * 2^l` and tile the box around
@@ -38,6 +40,13 @@
 //! the other's cell in range, so the one earlier in the order finds the
 //! pair; objects of different levels are paired by the finer one.
 //!
+//! The objects of one cell search together: the rows are those that the
+//! box around all of them, grown by `ext`, meets (at their own level,
+//! after their cell), a superset of each one's own rows. The boxes in
+//! the extra rows never meet the object's box (they lie outside its
+//! grown box), so each object finds the same pairs as a search of its
+//! own rows would, in the same order.
+//!
 //! # When the grid is not used
 //! Counting gives, per level, how crowded the cells are. When the
 //! expected number of box tests passes [`MAX_TESTS_PER_OBJECT`] per
@@ -64,6 +73,10 @@ const LANES: usize = 8;
 
 /// Box hits buffered before their exact tests.
 const CANDIDATES: usize = 512;
+
+/// Chunk hits of a cell's objects buffered before their box hits are
+/// listed (at least one object's chunks).
+const HITS: usize = 256;
 
 /// The expected box tests per object above which the tree is searched
 /// instead.
@@ -139,6 +152,9 @@ pub(crate) struct Grid {
 #[derive(Default)]
 pub(crate) struct Work {
     cand: Vec<[u32; 2]>,
+    run: Run,
+    /// A cell's chunk hits: object, chunk start in the run, mask.
+    hits: Vec<(u32, u32, u32)>,
     #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
     tasks: Vec<(u32, u32)>,
 }
@@ -146,7 +162,116 @@ pub(crate) struct Work {
 impl Work {
     /// Bytes held.
     pub fn memory(&self) -> usize {
-        self.cand.capacity() * 8 + self.tasks.capacity() * 8
+        self.cand.capacity() * 8
+            + self.tasks.capacity() * 8
+            + self.hits.capacity() * 12
+            + self.run.memory()
+    }
+}
+
+/// The boxes one cell's objects test: the rows of their search copied
+/// one after the other (positions `0..n`), with their grid positions,
+/// then [`LANES`] empty boxes, so that eight boxes can be loaded from any
+/// position up to `n`.
+#[derive(Default)]
+struct Run {
+    lo: [Vec<f32>; 3],
+    hi: [Vec<f32>; 3],
+    pos: Vec<u32>,
+    n: usize,
+}
+
+impl Run {
+    fn memory(&self) -> usize {
+        (self
+            .lo
+            .iter()
+            .chain(&self.hi)
+            .map(Vec::capacity)
+            .sum::<usize>()
+            + self.pos.capacity())
+            * 4
+    }
+
+    #[inline(always)]
+    fn clear(&mut self) {
+        self.n = 0;
+    }
+
+    /// Appends the objects at grid positions `s..e` (first `d` axes).
+    #[inline(always)]
+    fn push(&mut self, g: &Grid, d: usize, s: usize, e: usize) {
+        if s >= e {
+            return;
+        }
+        let len = e - s;
+        let at = self.n;
+        let need = at + len.max(2 * LANES) + LANES;
+        if self.pos.len() < need {
+            self.grow(need);
+        }
+        // Two chunks of eight whatever the length (most rows hold fewer
+        // than sixteen objects), loaded from the grid's padded arrays:
+        // values past the row are overwritten by the next row or by the
+        // padding. The rest, if any, in a loop.
+        let n = g.n;
+        let mut c = 0;
+        loop {
+            let src = (s + c).min(n);
+            for a in 0..d {
+                let l: [f32; LANES] = g.lo[a][src..src + LANES].try_into().expect("padded");
+                let h: [f32; LANES] = g.hi[a][src..src + LANES].try_into().expect("padded");
+                self.lo[a][at + c..at + c + LANES].copy_from_slice(&l);
+                self.hi[a][at + c..at + c + LANES].copy_from_slice(&h);
+            }
+            let first = (s + c) as u32;
+            let iota: [u32; LANES] = core::array::from_fn(|l| first + l as u32);
+            self.pos[at + c..at + c + LANES].copy_from_slice(&iota);
+            c += LANES;
+            // (`need` above holds every chunk: the last ends before
+            // `at + len + LANES`.)
+            if c >= 2 * LANES && c >= len {
+                break;
+            }
+        }
+        self.n = at + len;
+    }
+
+    #[cold]
+    fn grow(&mut self, need: usize) {
+        let len = need.max(2 * self.pos.len()).max(64);
+        for v in self.lo.iter_mut().chain(&mut self.hi) {
+            v.resize(len, 0.0);
+        }
+        self.pos.resize(len, 0);
+    }
+
+    /// Writes the padding after the objects (first `d` axes; the others
+    /// are never read); returns how many objects the run holds.
+    #[inline(always)]
+    fn seal(&mut self, d: usize) -> usize {
+        let n = self.n;
+        if self.pos.len() < n + LANES {
+            self.grow(n + LANES);
+        }
+        for a in 0..d {
+            self.lo[a][n..n + LANES].fill(f32::INFINITY);
+            self.hi[a][n..n + LANES].fill(f32::NEG_INFINITY);
+        }
+        n
+    }
+
+    /// The run's boxes as the chunk test reads them (axes `x`, `y` and
+    /// `az`, as [`Grid::boxes`]).
+    #[inline(always)]
+    fn boxes(&self, az: usize) -> Option<Boxes<'_>> {
+        let (lo, hi) = (&self.lo, &self.hi);
+        Boxes::new(
+            [&lo[0], &lo[1], &lo[az]],
+            [&hi[0], &hi[1], &hi[az]],
+            self.n,
+            az + 1,
+        )
     }
 }
 
@@ -677,14 +802,27 @@ impl Grid {
     }
 
     /// Cuts the search into about `parts` tasks of consecutive positions
-    /// (for the threads), into `work`.
+    /// (for the threads), into `work`: whole cells, so that each cell's
+    /// objects search together whatever the cut (the same counters on
+    /// any number of threads).
     #[cfg(feature = "rayon")]
     pub fn plan(&self, parts: usize, work: &mut Work) {
         work.tasks.clear();
         let step = self.n.div_ceil(parts.max(1)).max(256);
         let mut s = 0;
         while s < self.n {
-            let e = (s + step).min(self.n);
+            let mut e = (s + step).min(self.n);
+            if e < self.n {
+                // The start of the cell at `e`, or its end where the cell
+                // starts at or before `s`.
+                let c = self.key[e] as usize;
+                let start = self.cell_start[c] as usize;
+                e = if start > s {
+                    start
+                } else {
+                    self.cell_start[c + 1] as usize
+                };
+            }
             work.tasks.push((s as u32, e as u32));
             s = e;
         }
@@ -835,6 +973,39 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         }
     }
 
+    /// The box hits of chunk hits `hits` (object, start in the run whose
+    /// grid positions are `pos`, mask) into `cand[k..]`, their exact
+    /// tests run whenever `cand` fills.
+    #[inline(always)]
+    fn expand<F>(
+        &self,
+        hits: &[(u32, u32, u32)],
+        pos: &[u32],
+        cand: &mut [[u32; 2]],
+        k: &mut usize,
+        counters: &mut Counters,
+        f: &mut F,
+    ) where
+        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
+    {
+        for &(i, b, mm) in hits {
+            let b = b as usize;
+            // The first hit without a branch, the others in a loop.
+            cand[*k] = [i, pos[b + mm.trailing_zeros() as usize]];
+            *k += 1;
+            let mut mm = mm & (mm - 1);
+            while mm != 0 {
+                cand[*k] = [i, pos[b + mm.trailing_zeros() as usize]];
+                *k += 1;
+                mm &= mm - 1;
+            }
+            if *k >= CANDIDATES {
+                self.flush(&mut cand[..*k], counters, f);
+                *k = 0;
+            }
+        }
+    }
+
     /// The pairs found by the objects at positions `start..end`: compiled
     /// for AVX2 where the processor has it ([`Kind::best`]).
     pub fn range<F>(
@@ -871,6 +1042,17 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
     /// [`Job::range`] with the chunk test `kind`, over the positions
     /// `span`.
     ///
+    /// The objects are taken a cell at a time. The rows a cell's objects
+    /// search (at their own level the cells after theirs, at every
+    /// coarser level the cells their grown boxes meet) are found once for
+    /// the cell, from the box around its objects, and their boxes copied
+    /// into one padded run; each object then tests that run, eight boxes
+    /// at a time, in one loop. The cell's own row comes first in the run,
+    /// from the cell's first object, so that each object starts after
+    /// itself. A box meets an object's box only inside that object's own
+    /// rows, so the hits, and their order, are those of a search of each
+    /// object's own rows.
+    ///
     /// # Safety
     /// With [`Kind::Avx2`], the processor must have AVX2.
     #[inline(always)]
@@ -885,15 +1067,16 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
     {
         let g = self.grid;
-        let Some(bx) = g.boxes(V::DIM) else {
+        if g.boxes(V::DIM).is_none() {
             // Only an empty grid has arrays too short (`Grid::check`).
             debug_assert_eq!(g.n, 0, "a grid with objects has padded arrays");
             return;
-        };
+        }
         let d = V::DIM;
-        let n = g.n;
         let az = d - 1;
-        let cand = &mut work.cand;
+        let Work {
+            cand, run, hits, ..
+        } = work;
         if cand.len() < CANDIDATES + LANES {
             cand.resize(CANDIDATES + LANES, [0; 2]);
         }
@@ -907,84 +1090,115 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
             let first = g.cell_start[lv.base as usize] as usize;
             let last = first + lv.count as usize;
             let (s, e) = (first.max(span.start), last.min(span.end));
-            for i in s..e {
-                let mut qlo = [0f32; 3];
-                let mut qhi = [0f32; 3];
-                for a in 0..d {
-                    qlo[a] = g.lo[a][i];
-                    qhi[a] = g.hi[a][i];
+            let mut gs = s;
+            while gs < e {
+                // The cell's objects in the span: `gs..ge`.
+                let cell = g.key[gs] as usize;
+                let ge = (g.cell_start[cell + 1] as usize).min(e);
+                // The box around them, and their cell by axis (the build's
+                // formula on the first one, so the same cell).
+                let mut ulo = [f32::INFINITY; 3];
+                let mut uhi = [f32::NEG_INFINITY; 3];
+                for j in gs..ge {
+                    for a in 0..3 {
+                        if a < d {
+                            ulo[a] = ulo[a].min(g.lo[a][j]);
+                            uhi[a] = uhi[a].max(g.hi[a][j]);
+                        }
+                    }
                 }
-                let q = Query::of(az, &qlo, &qhi);
-                // The object's own cell, by axis: the build's formula,
-                // so the same cell.
                 let mut own = [0u32; 3];
                 for a in 0..d {
-                    let u0 = (qlo[a] - g.origin[a]) * lv.inv;
-                    let u1 = (qhi[a] - g.origin[a]) * lv.inv;
+                    let u0 = (g.lo[a][gs] - g.origin[a]) * lv.inv;
+                    let u1 = (g.hi[a][gs] - g.origin[a]) * lv.inv;
                     own[a] = floor(((u0 + u1) * 0.5).max(0.0).min((lv.dims[a] - 1) as f32));
                 }
-                for &ti in &g.used[..=ui] {
+                run.clear();
+                // The own level: the own row from the cell's first object,
+                // then the rows after it.
+                let own_cells = g.cells(lv, d, &ulo, &uhi);
+                let (dx, dy) = (lv.dims[0], lv.dims[1]);
+                let own_end = match own_cells {
+                    Some((_, k1)) => lv.base + (own[2] * dy + own[1]) * dx + k1[0],
+                    None => cell as u32 + 1,
+                };
+                run.push(g, d, gs, g.cell_start[own_end as usize] as usize);
+                rows += 1;
+                if let Some((k0, k1)) = own_cells {
+                    for z in k0[2].max(own[2])..k1[2] {
+                        let y0 = if z == own[2] { own[1] + 1 } else { k0[1] };
+                        for y in y0..k1[1] {
+                            let row = lv.base + (z * dy + y) * dx;
+                            let rs = g.cell_start[(row + k0[0]) as usize] as usize;
+                            let re = g.cell_start[(row + k1[0]) as usize] as usize;
+                            run.push(g, d, rs, re);
+                            rows += 1;
+                        }
+                    }
+                }
+                // The coarser levels: every row the grown boxes meet.
+                for &ti in &g.used[..ui] {
                     let t = &g.levels[ti as usize];
-                    let same = ti as usize == li;
-                    let Some((k0, k1)) = g.cells(t, d, &qlo, &qhi) else {
+                    let Some((k0, k1)) = g.cells(t, d, &ulo, &uhi) else {
                         continue;
                     };
                     let (dx, dy) = (t.dims[0], t.dims[1]);
-                    let mut z = k0[2];
-                    if same {
-                        z = z.max(own[2]);
-                    }
-                    while z < k1[2] {
-                        let mut y = k0[1];
-                        if same && z == own[2] {
-                            y = y.max(own[1]);
-                        }
-                        while y < k1[1] {
+                    for z in k0[2]..k1[2] {
+                        for y in k0[1]..k1[1] {
                             let row = t.base + (z * dy + y) * dx;
-                            let mut s = g.cell_start[(row + k0[0]) as usize] as usize;
-                            let e = g.cell_start[(row + k1[0]) as usize] as usize;
-                            if same && z == own[2] && y == own[1] {
-                                s = s.max(i + 1);
-                            }
+                            let rs = g.cell_start[(row + k0[0]) as usize] as usize;
+                            let re = g.cell_start[(row + k1[0]) as usize] as usize;
+                            run.push(g, d, rs, re);
                             rows += 1;
-                            let mut b = s;
-                            while b < e {
-                                tests += (e - b).min(LANES) as u64;
-                                // SAFETY: `kind` is AVX2 only on a processor
-                                // that has it (this function's contract).
-                                let m = unsafe { bx.mask(kind, &q, b) } & valid(b, e);
-                                // The first two hits without a branch,
-                                // the others (rare) in a loop.
-                                let j = b + (m.trailing_zeros() & 7) as usize;
-                                cand[k] = [i as u32, j as u32];
-                                k += usize::from(m != 0);
-                                let m = m & m.wrapping_sub(1);
-                                let j = b + (m.trailing_zeros() & 7) as usize;
-                                cand[k] = [i as u32, j as u32];
-                                k += usize::from(m != 0);
-                                let mut m = m & m.wrapping_sub(1);
-                                while m != 0 {
-                                    cand[k] = [i as u32, (b + m.trailing_zeros() as usize) as u32];
-                                    k += 1;
-                                    m &= m - 1;
-                                }
-                                if k >= CANDIDATES {
-                                    self.flush(&mut cand[..k], counters, f);
-                                    k = 0;
-                                }
-                                b += LANES;
-                            }
-                            y += 1;
                         }
-                        z += 1;
                     }
                 }
+                let m = run.seal(d);
+                let Some(bx) = run.boxes(az) else {
+                    unreachable!("a sealed run is padded");
+                };
+                // The chunks that hit, without a branch on the outcome
+                // (most chunks hit nothing): the object, the chunk's start
+                // and its mask, kept where the mask is not empty.
+                // Room for one object's chunks at least; the hits are
+                // expanded whenever the next object's might not fit.
+                let chunks = m.div_ceil(LANES) + 1;
+                if hits.len() < chunks.max(HITS) {
+                    hits.resize(chunks.max(HITS), (0, 0, 0));
+                }
+                let mut h = 0;
+                for i in gs..ge {
+                    if h + chunks > hits.len() {
+                        self.expand(&hits[..h], &run.pos, cand, &mut k, counters, f);
+                        h = 0;
+                    }
+                    let mut qlo = [0f32; 3];
+                    let mut qhi = [0f32; 3];
+                    for a in 0..d {
+                        qlo[a] = g.lo[a][i];
+                        qhi[a] = g.hi[a][i];
+                    }
+                    let q = Query::of(az, &qlo, &qhi);
+                    // After itself in its own row (which starts at `gs`).
+                    let mut b = i + 1 - gs;
+                    tests += m.saturating_sub(b) as u64;
+                    while b < m {
+                        // SAFETY: `kind` is AVX2 only on a processor that
+                        // has it (this function's contract). The run's
+                        // padding boxes meet nothing.
+                        let mm = unsafe { bx.mask(kind, &q, b) };
+                        hits[h] = (i as u32, b as u32, mm);
+                        h += usize::from(mm != 0);
+                        b += LANES;
+                    }
+                }
+                self.expand(&hits[..h], &run.pos, cand, &mut k, counters, f);
+                gs = ge;
             }
         }
         self.flush(&mut cand[..k], counters, f);
         counters.node_visits += rows;
         counters.pair_tests += tests;
-        debug_assert!(n == 0 || n + LANES <= g.lo[0].len());
     }
 }
 
