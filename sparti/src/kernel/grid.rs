@@ -201,9 +201,7 @@ impl Run {
     /// Appends the objects at grid positions `s..e` (first `d` axes).
     #[inline(always)]
     fn push(&mut self, g: &Grid, d: usize, s: usize, e: usize) {
-        if s >= e {
-            return;
-        }
+        debug_assert!(s <= e && e <= g.n);
         let len = e - s;
         let at = self.n;
         let need = at + len.max(2 * LANES) + LANES;
@@ -211,30 +209,34 @@ impl Run {
             self.grow(need);
         }
         // Two chunks of eight whatever the length (most rows hold fewer
-        // than sixteen objects), loaded from the grid's padded arrays:
-        // values past the row are overwritten by the next row or by the
-        // padding. The rest, if any, in a loop.
-        let n = g.n;
-        let mut c = 0;
-        loop {
-            let src = (s + c).min(n);
-            for a in 0..d {
-                let l: [f32; LANES] = g.lo[a][src..src + LANES].try_into().expect("padded");
-                let h: [f32; LANES] = g.hi[a][src..src + LANES].try_into().expect("padded");
-                self.lo[a][at + c..at + c + LANES].copy_from_slice(&l);
-                self.hi[a][at + c..at + c + LANES].copy_from_slice(&h);
-            }
-            let first = (s + c) as u32;
-            let iota: [u32; LANES] = core::array::from_fn(|l| first + l as u32);
-            self.pos[at + c..at + c + LANES].copy_from_slice(&iota);
+        // than sixteen objects: no branch on it), loaded from the grid's
+        // padded arrays: values past the row are overwritten by the next
+        // row or by the padding. The rest, if any, in a loop. (`need`
+        // holds every chunk: the last ends before `at + len + LANES`.)
+        self.chunk(g, d, s, at, 0);
+        self.chunk(g, d, s, at, LANES);
+        let mut c = 2 * LANES;
+        while c < len {
+            self.chunk(g, d, s, at, c);
             c += LANES;
-            // (`need` above holds every chunk: the last ends before
-            // `at + len + LANES`.)
-            if c >= 2 * LANES && c >= len {
-                break;
-            }
         }
         self.n = at + len;
+    }
+
+    /// Copies the eight objects from grid position `s + c` (the padding
+    /// past the objects) to run position `at + c`.
+    #[inline(always)]
+    fn chunk(&mut self, g: &Grid, d: usize, s: usize, at: usize, c: usize) {
+        let src = (s + c).min(g.n);
+        for a in 0..d {
+            let l: [f32; LANES] = g.lo[a][src..src + LANES].try_into().expect("padded");
+            let h: [f32; LANES] = g.hi[a][src..src + LANES].try_into().expect("padded");
+            self.lo[a][at + c..at + c + LANES].copy_from_slice(&l);
+            self.hi[a][at + c..at + c + LANES].copy_from_slice(&h);
+        }
+        let first = (s + c) as u32;
+        let iota: [u32; LANES] = core::array::from_fn(|l| first + l as u32);
+        self.pos[at + c..at + c + LANES].copy_from_slice(&iota);
     }
 
     #[cold]
@@ -990,10 +992,14 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
     {
         for &(i, b, mm) in hits {
             let b = b as usize;
-            // The first hit without a branch, the others in a loop.
+            // The first two hits without a branch (the second written
+            // always, kept if it is one), the others (rare) in a loop.
             cand[*k] = [i, pos[b + mm.trailing_zeros() as usize]];
             *k += 1;
-            let mut mm = mm & (mm - 1);
+            let mm = mm & (mm - 1);
+            cand[*k] = [i, pos[b + (mm.trailing_zeros() & 7) as usize]];
+            *k += usize::from(mm != 0);
+            let mut mm = mm & mm.wrapping_sub(1);
             while mm != 0 {
                 cand[*k] = [i, pos[b + mm.trailing_zeros() as usize]];
                 *k += 1;
@@ -1021,10 +1027,7 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         #[cfg(target_arch = "x86_64")]
         if Kind::best() == Kind::Avx2 {
             // SAFETY: `best` found AVX2 on this processor.
-            unsafe {
-                let span = start as usize..end as usize;
-                lanes::with_avx2(|| self.range_in(Kind::Avx2, span, work, counters, f));
-            }
+            unsafe { self.range_avx2(start as usize..end as usize, work, counters, f) };
             return;
         }
         // SAFETY: the 4-wide form runs on every processor.
@@ -1037,6 +1040,28 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
                 f,
             )
         };
+    }
+
+    /// [`Job::range_in`] with the 8-wide chunk test, compiled for AVX2 as
+    /// a whole (`range_in` is inlined here; through a closure, as
+    /// [`lanes::with_avx2`] takes it, the search grew past what the
+    /// compiler inlines, and every intrinsic became a call).
+    ///
+    /// # Safety
+    /// The processor must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn range_avx2<F>(
+        &self,
+        span: core::ops::Range<usize>,
+        work: &mut Work,
+        counters: &mut Counters,
+        f: &mut F,
+    ) where
+        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
+    {
+        // SAFETY: the caller promises AVX2.
+        unsafe { self.range_in(Kind::Avx2, span, work, counters, f) }
     }
 
     /// [`Job::range`] with the chunk test `kind`, over the positions
