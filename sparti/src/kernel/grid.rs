@@ -964,7 +964,12 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
             let (i, j) = (i as usize, j as usize);
             let (sa, sb) = (g.slot[i], g.slot[j]);
             let moving = !(g.is_static[i] & g.is_static[j]);
-            let hit = moving & store.obj(sa).pairs_with(store.obj(sb), self.matrix);
+            // The boxes met in the chunk test, on the grid's copies of
+            // the objects' boxes.
+            let hit = moving
+                & store
+                    .obj(sa)
+                    .pairs_with_where_boxes_meet(store.obj(sb), self.matrix);
             tests += u64::from(moving);
             cand[found] = [sa, sb];
             found += usize::from(hit);
