@@ -1312,20 +1312,15 @@ mod tests {
             Kind::Lanes4 => unsafe { job.range_in(kind, 0..g.n, &mut work, &mut c, &mut f) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: only asked for where `best` found AVX2.
-            Kind::Avx2 => unsafe {
-                super::lanes::with_avx2(|| job.range_in(kind, 0..g.n, &mut work, &mut c, &mut f))
-            },
+            Kind::Avx2 => unsafe { job.range_avx2(0..g.n, &mut work, &mut c, &mut f) },
             #[cfg(not(target_arch = "x86_64"))]
             Kind::Avx2 => unreachable!("AVX2 is x86-64's"),
         }
         out
     }
 
-    /// Both chunk tests give the brute force's pairs, in the same order,
-    /// through the unchecked loads (run under Miri in CI, with and
-    /// without AVX2).
-    fn both_forms_agree<V: Vector>() {
-        let t = scene::<V>(150);
+    /// Every pair of `t`'s objects, by testing each against each, sorted.
+    fn brute_pairs<V: Vector>(t: &LooseOrthtree<V, u32>) -> Vec<(Handle, Handle)> {
         let mut want: Vec<(Handle, Handle)> = Vec::new();
         let objs: Vec<_> = t.objects().collect();
         for (i, &(ha, a)) in objs.iter().enumerate() {
@@ -1336,8 +1331,14 @@ mod tests {
             }
         }
         want.sort_unstable();
-        assert!(want.len() > 20, "a scene with pairs ({})", want.len());
-        let four = grid_pairs(&t, Kind::Lanes4);
+        want
+    }
+
+    /// The grid's pairs with both chunk tests are the brute force's, in
+    /// the same order with both; returns them in search order.
+    fn both_forms_find<V: Vector>(t: &LooseOrthtree<V, u32>) -> Vec<(Handle, Handle)> {
+        let want = brute_pairs(t);
+        let four = grid_pairs(t, Kind::Lanes4);
         let mut sorted = four.clone();
         sorted.sort_unstable();
         assert_eq!(sorted, want, "4-wide chunks against the brute force");
@@ -1346,12 +1347,19 @@ mod tests {
             assert_eq!(Kind::best(), Kind::Avx2);
         }
         if Kind::best() == Kind::Avx2 {
-            assert_eq!(
-                grid_pairs(&t, Kind::Avx2),
-                four,
-                "8-wide chunks, same order"
-            );
+            assert_eq!(grid_pairs(t, Kind::Avx2), four, "8-wide chunks, same order");
         }
+        four
+    }
+
+    /// Both chunk tests give the brute force's pairs, in the same order,
+    /// through the unchecked loads (run under Miri in CI, with and
+    /// without AVX2).
+    fn both_forms_agree<V: Vector>() {
+        let t = scene::<V>(150);
+        let objs: Vec<_> = t.objects().collect();
+        let pairs = both_forms_find(&t);
+        assert!(pairs.len() > 20, "a scene with pairs ({})", pairs.len());
         // The queries' chunks (the same loads): boxes and rays on the
         // grid, against every object's own test.
         let before = t.counters().grid_searches;
@@ -1384,6 +1392,62 @@ mod tests {
             t.counters().grid_searches > before,
             "the queries took the grid"
         );
+    }
+
+    /// One crowded cell: 61 objects whose centres lie in one cell, beside
+    /// a sparse rest. Its objects search a run longer than two chunks
+    /// (the copy's loop) whose chunk hits overflow the buffer (61 objects
+    /// of at least 8 chunks each, against room for 256: listed before the
+    /// next object's), and every pair of them is found once.
+    fn a_crowded_cell_agrees<V: Vector>() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let mut t = LooseOrthtree::<V, u32>::new();
+        // Every object of size 2 (cells of side 4), one from the origin,
+        // so that the cells start there: centres within [1.5, 2.5] all
+        // fall in the first cell.
+        let mut add = |c: V, i: u32| {
+            t.insert(ObjectDesc::new(Shape::sphere(c, 1.0), i))
+                .expect("valid object");
+        };
+        add(V::splat(1.0), 0);
+        for i in 1..61 {
+            let mut c = V::ZERO;
+            for a in 0..V::DIM {
+                c = c.with(a, 1.5 + next());
+            }
+            add(c, i);
+        }
+        for i in 61..100 {
+            let mut c = V::ZERO;
+            for a in 0..V::DIM {
+                c = c.with(a, 5.0 + next() * 35.0);
+            }
+            add(c, i);
+        }
+        t.flush();
+        let core = t.core();
+        let g = core.grid.get(|g| g.build(&core.lists.items));
+        let most = g.cell_start.windows(2).map(|w| w[1] - w[0]).max();
+        assert_eq!(most, Some(61), "one cell holds the cluster");
+        let pairs = both_forms_find(&t);
+        // The 60 centres in [1.5, 2.5] lie within 2 of each other.
+        assert!(pairs.len() >= 60 * 59 / 2, "the crowded cell's pairs");
+    }
+
+    #[test]
+    fn a_crowded_cell_finds_the_brute_force_pairs_3d() {
+        a_crowded_cell_agrees::<Vec3>();
+    }
+
+    #[test]
+    fn a_crowded_cell_finds_the_brute_force_pairs_2d() {
+        a_crowded_cell_agrees::<Vec2>();
     }
 
     #[test]
