@@ -1145,6 +1145,16 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
                 // then the rows after it.
                 let own_cells = g.cells(lv, d, &ulo, &uhi);
                 let (dx, dy) = (lv.dims[0], lv.dims[1]);
+                debug_assert_eq!(
+                    lv.base + (own[2] * dy + own[1]) * dx + own[0],
+                    cell as u32,
+                    "the first object's cell by the build's formula"
+                );
+                debug_assert!(
+                    own_cells
+                        .is_some_and(|(k0, k1)| (0..d).all(|a| k0[a] <= own[a] && own[a] < k1[a])),
+                    "the rows around a cell's objects hold their cell"
+                );
                 let own_end = match own_cells {
                     Some((_, k1)) => lv.base + (own[2] * dy + own[1]) * dx + k1[0],
                     None => cell as u32 + 1,
