@@ -208,6 +208,18 @@ impl<V: Vector, T> Object<V, T> {
                 .shape
                 .intersects_with_boxes(&self.aabb, &o.shape, &o.aabb)
     }
+
+    /// [`Object::pairs_with`] for two objects that are not both static
+    /// and whose boxes are known to meet (the grid's pair search tests
+    /// both on its copies of the same values): the layers and the exact
+    /// shapes only, without reading the boxes again.
+    #[inline(always)]
+    pub(crate) fn pairs_with_where_boxes_meet(&self, o: &Self, matrix: &LayerMatrix) -> bool {
+        (self.layer & o.mask != 0)
+            & (o.layer & self.mask != 0)
+            & matrix.collides(self.layer, o.layer)
+            & self.shape.intersects_where_boxes_meet(&o.shape)
+    }
 }
 
 /// Which objects a query returns: those with `layer & layers != 0`.

@@ -442,20 +442,34 @@ impl Selected {
             touch ^= store.obj(slot).layer;
         }
         core::hint::black_box(touch);
+        // The tests without a branch on whether they pass (a coin toss to
+        // the branch predictor): the handles kept are compacted. Where the
+        // exact test is cheap (`Region::CHEAP_EXACT_TEST`) it is made on
+        // every object (its box meets the region), without a branch on
+        // which lie inside either; it is counted where it decides.
         let mut tests = 0;
+        let mut kept = [Handle {
+            index: 0,
+            generation: 0,
+        }; SELECTED];
+        let mut k = 0;
         for (&slot, &inside) in self.slots[..n].iter().zip(&self.inside[..n]) {
             let o = store.obj(slot);
-            if !filter.accepts(o.layer) {
-                continue;
-            }
-            let hit = inside || {
-                tests += 1;
-                region.matches_meeting_box(&o.shape)
+            let accepted = filter.accepts(o.layer);
+            let hit = if R::CHEAP_EXACT_TEST {
+                let exact = region.matches_meeting_box(&o.shape);
+                tests += u64::from(accepted & !inside);
+                inside | exact
+            } else {
+                inside || {
+                    tests += u64::from(accepted);
+                    region.matches_meeting_box(&o.shape)
+                }
             };
-            if hit {
-                out.push(store.handle(slot));
-            }
+            kept[k] = store.handle(slot);
+            k += usize::from(accepted & hit);
         }
+        out.extend_from_slice(&kept[..k]);
         tests
     }
 }

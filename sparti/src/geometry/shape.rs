@@ -159,7 +159,15 @@ impl<V: Vector> Shape<V> {
     /// the boxes again. The pair searches call it with the boxes they keep.
     #[inline]
     pub(crate) fn intersects_with_boxes(&self, ba: &Aabb<V>, o: &Shape<V>, bb: &Aabb<V>) -> bool {
-        let exact = match (self, o) {
+        self.intersects_where_boxes_meet(o) & ba.intersects(bb)
+    }
+
+    /// [`Shape::intersects_with_boxes`] for two shapes whose boxes are
+    /// known to meet (tested by the caller on the same values): the exact
+    /// test alone.
+    #[inline]
+    pub(crate) fn intersects_where_boxes_meet(&self, o: &Shape<V>) -> bool {
+        match (self, o) {
             (Shape::Sphere(a), Shape::Sphere(b)) => {
                 let r = a.radius + b.radius;
                 a.center.distance_squared(b.center) <= r * r
@@ -168,8 +176,7 @@ impl<V: Vector> Shape<V> {
                 b.distance_squared_to_point(s.center) <= s.radius * s.radius
             }
             (Shape::Box(_), Shape::Box(_)) => true,
-        };
-        exact & ba.intersects(bb)
+        }
     }
 
     /// True when the shape overlaps or touches the box.

@@ -5,10 +5,12 @@
 //! # Why a grid
 //! Walking a tree visits nodes that hold one or two objects each, and
 //! every visit is a branch the processor guesses at random. Here the
-//! objects are sorted into the cells of a few grid levels; each object
-//! meets the candidates of a handful of rows, each row one contiguous
-//! range of boxes stored as separate arrays per coordinate, tested eight
-//! at a time without a branch on the outcome.
+//! objects are sorted into the cells of a few grid levels; the objects of
+//! a cell meet the candidates of a handful of rows, each row one
+//! contiguous range of boxes stored as separate arrays per coordinate.
+//! The cell's rows are copied into one run, and each of its objects tests
+//! the run eight boxes at a time, in one loop, without a branch on the
+//! outcome.
 //!
 //! # The grid
 //! The cells of level `l` have side `c0 * 2^l` and tile the box around
@@ -38,6 +40,13 @@
 //! the other's cell in range, so the one earlier in the order finds the
 //! pair; objects of different levels are paired by the finer one.
 //!
+//! The objects of one cell search together: the rows are those that the
+//! box around all of them, grown by `ext`, meets (at their own level,
+//! after their cell), a superset of each one's own rows. The boxes in
+//! the extra rows never meet the object's box (they lie outside its
+//! grown box), so each object finds the same pairs as a search of its
+//! own rows would, in the same order.
+//!
 //! # When the grid is not used
 //! Counting gives, per level, how crowded the cells are. When the
 //! expected number of box tests passes [`MAX_TESTS_PER_OBJECT`] per
@@ -64,6 +73,15 @@ const LANES: usize = 8;
 
 /// Box hits buffered before their exact tests.
 const CANDIDATES: usize = 512;
+
+/// Objects from which the exact tests touch every object of a batch of
+/// box hits before testing them (their cache misses then overlap).
+const TOUCH_FROM: usize = 32_768;
+
+/// Chunk hits of a cell's objects buffered before their box hits are
+/// listed (at least one object's chunks). Smaller under Miri, so that the
+/// tests' crowded cell, smaller there, overflows it too.
+const HITS: usize = if cfg!(miri) { 16 } else { 256 };
 
 /// The expected box tests per object above which the tree is searched
 /// instead.
@@ -139,6 +157,9 @@ pub(crate) struct Grid {
 #[derive(Default)]
 pub(crate) struct Work {
     cand: Vec<[u32; 2]>,
+    run: Run,
+    /// A cell's chunk hits: object, chunk start in the run, mask.
+    hits: Vec<(u32, u32, u32)>,
     #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
     tasks: Vec<(u32, u32)>,
 }
@@ -146,7 +167,116 @@ pub(crate) struct Work {
 impl Work {
     /// Bytes held.
     pub fn memory(&self) -> usize {
-        self.cand.capacity() * 8 + self.tasks.capacity() * 8
+        self.cand.capacity() * 8
+            + self.tasks.capacity() * 8
+            + self.hits.capacity() * 12
+            + self.run.memory()
+    }
+}
+
+/// The values the box arrays `lo` and `hi` hold room for.
+fn values_held(lo: &[Vec<f32>; 3], hi: &[Vec<f32>; 3]) -> usize {
+    lo.iter().chain(hi).map(Vec::capacity).sum()
+}
+
+/// The boxes one cell's objects test: the rows of their search copied
+/// one after the other (positions `0..n`), with their grid positions,
+/// then [`LANES`] empty boxes, so that eight boxes can be loaded from any
+/// position up to `n`.
+#[derive(Default)]
+struct Run {
+    lo: [Vec<f32>; 3],
+    hi: [Vec<f32>; 3],
+    pos: Vec<u32>,
+    n: usize,
+}
+
+impl Run {
+    fn memory(&self) -> usize {
+        (values_held(&self.lo, &self.hi) + self.pos.capacity()) * 4
+    }
+
+    #[inline(always)]
+    fn clear(&mut self) {
+        self.n = 0;
+    }
+
+    /// Appends the objects at grid positions `s..e` (first `d` axes).
+    #[inline(always)]
+    fn push(&mut self, g: &Grid, d: usize, s: usize, e: usize) {
+        debug_assert!(s <= e && e <= g.n);
+        let len = e - s;
+        let at = self.n;
+        let need = at + len.max(2 * LANES) + LANES;
+        if self.pos.len() < need {
+            self.grow(need);
+        }
+        // Two chunks of eight whatever the length (most rows hold fewer
+        // than sixteen objects: no branch on it), loaded from the grid's
+        // padded arrays: values past the row are overwritten by the next
+        // row or by the padding. The rest, if any, in a loop. (`need`
+        // holds every chunk: the last ends before `at + len + LANES`.)
+        self.chunk(g, d, s, at, 0);
+        self.chunk(g, d, s, at, LANES);
+        let mut c = 2 * LANES;
+        while c < len {
+            self.chunk(g, d, s, at, c);
+            c += LANES;
+        }
+        self.n = at + len;
+    }
+
+    /// Copies the eight objects from grid position `s + c` (the padding
+    /// past the objects) to run position `at + c`.
+    #[inline(always)]
+    fn chunk(&mut self, g: &Grid, d: usize, s: usize, at: usize, c: usize) {
+        let src = (s + c).min(g.n);
+        for a in 0..d {
+            let l: [f32; LANES] = g.lo[a][src..src + LANES].try_into().expect("padded");
+            let h: [f32; LANES] = g.hi[a][src..src + LANES].try_into().expect("padded");
+            self.lo[a][at + c..at + c + LANES].copy_from_slice(&l);
+            self.hi[a][at + c..at + c + LANES].copy_from_slice(&h);
+        }
+        let first = (s + c) as u32;
+        let iota: [u32; LANES] = core::array::from_fn(|l| first + l as u32);
+        self.pos[at + c..at + c + LANES].copy_from_slice(&iota);
+    }
+
+    #[cold]
+    fn grow(&mut self, need: usize) {
+        let len = need.max(2 * self.pos.len()).max(64);
+        for v in self.lo.iter_mut().chain(&mut self.hi) {
+            v.resize(len, 0.0);
+        }
+        self.pos.resize(len, 0);
+    }
+
+    /// Writes the padding after the objects (first `d` axes; the others
+    /// are never read); returns how many objects the run holds.
+    #[inline(always)]
+    fn seal(&mut self, d: usize) -> usize {
+        let n = self.n;
+        if self.pos.len() < n + LANES {
+            self.grow(n + LANES);
+        }
+        for a in 0..d {
+            self.lo[a][n..n + LANES].fill(f32::INFINITY);
+            self.hi[a][n..n + LANES].fill(f32::NEG_INFINITY);
+        }
+        n
+    }
+
+    /// The run's boxes as the chunk test reads them (axes `x`, `y` and
+    /// `az`, as [`Grid::boxes`]).
+    #[inline(always)]
+    fn boxes(&self, az: usize) -> Option<Boxes<'_>> {
+        let (lo, hi) = (&self.lo, &self.hi);
+        Boxes::new(
+            [&lo[0], &lo[1], &lo[az]],
+            [&hi[0], &hi[1], &hi[az]],
+            self.n,
+            az + 1,
+        )
     }
 }
 
@@ -386,12 +516,7 @@ impl Piece<'_> {
 impl Grid {
     /// Bytes held.
     pub fn memory(&self) -> usize {
-        (self
-            .lo
-            .iter()
-            .chain(&self.hi)
-            .map(Vec::capacity)
-            .sum::<usize>()
+        (values_held(&self.lo, &self.hi)
             + self.slot.capacity()
             + self.key.capacity()
             + self.src_key.capacity()
@@ -677,14 +802,27 @@ impl Grid {
     }
 
     /// Cuts the search into about `parts` tasks of consecutive positions
-    /// (for the threads), into `work`.
+    /// (for the threads), into `work`: whole cells, so that each cell's
+    /// objects search together whatever the cut (the same counters on
+    /// any number of threads).
     #[cfg(feature = "rayon")]
     pub fn plan(&self, parts: usize, work: &mut Work) {
         work.tasks.clear();
         let step = self.n.div_ceil(parts.max(1)).max(256);
         let mut s = 0;
         while s < self.n {
-            let e = (s + step).min(self.n);
+            let mut e = (s + step).min(self.n);
+            if e < self.n {
+                // The start of the cell at `e`, or its end where the cell
+                // starts at or before `s`.
+                let c = self.key[e] as usize;
+                let start = self.cell_start[c] as usize;
+                e = if start > s {
+                    start
+                } else {
+                    self.cell_start[c + 1] as usize
+                };
+            }
             work.tasks.push((s as u32, e as u32));
             s = e;
         }
@@ -809,11 +947,15 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         let store = self.store;
         // Touch every object first: the loads, independent of each other,
         // overlap their cache misses; the tests below then find them near.
-        let mut touch = 0u32;
-        for &[i, j] in cand.iter() {
-            touch ^= store.obj(g.slot[i as usize]).layer ^ store.obj(g.slot[j as usize]).layer;
+        // Not where the objects fit the cache (measured: the pass costs
+        // about 2% of the frame at 10k objects, and pays from 100k).
+        if g.n >= TOUCH_FROM {
+            let mut touch = 0u32;
+            for &[i, j] in cand.iter() {
+                touch ^= store.obj(g.slot[i as usize]).layer ^ store.obj(g.slot[j as usize]).layer;
+            }
+            core::hint::black_box(touch);
         }
-        core::hint::black_box(touch);
         // The tests without a branch on their outcome (about one box hit in
         // two is a pair: a coin toss to the branch predictor): the pairs'
         // slots are written over the hits already read, and counted.
@@ -824,7 +966,12 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
             let (i, j) = (i as usize, j as usize);
             let (sa, sb) = (g.slot[i], g.slot[j]);
             let moving = !(g.is_static[i] & g.is_static[j]);
-            let hit = moving & store.obj(sa).pairs_with(store.obj(sb), self.matrix);
+            // The boxes met in the chunk test, on the grid's copies of
+            // the objects' boxes.
+            let hit = moving
+                & store
+                    .obj(sa)
+                    .pairs_with_where_boxes_meet(store.obj(sb), self.matrix);
             tests += u64::from(moving);
             cand[found] = [sa, sb];
             found += usize::from(hit);
@@ -832,6 +979,43 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         counters.shape_tests += tests;
         for &[sa, sb] in &cand[..found] {
             report_found(store, sa, sb, f);
+        }
+    }
+
+    /// The box hits of chunk hits `hits` (object, start in the run whose
+    /// grid positions are `pos`, mask) into `cand[k..]`, their exact
+    /// tests run whenever `cand` fills.
+    #[inline(always)]
+    fn expand<F>(
+        &self,
+        hits: &[(u32, u32, u32)],
+        pos: &[u32],
+        cand: &mut [[u32; 2]],
+        k: &mut usize,
+        counters: &mut Counters,
+        f: &mut F,
+    ) where
+        F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
+    {
+        for &(i, b, mm) in hits {
+            let b = b as usize;
+            // The first two hits without a branch (the second written
+            // always, kept if it is one), the others (rare) in a loop.
+            cand[*k] = [i, pos[b + mm.trailing_zeros() as usize]];
+            *k += 1;
+            let mm = mm & (mm - 1);
+            cand[*k] = [i, pos[b + (mm.trailing_zeros() & 7) as usize]];
+            *k += usize::from(mm != 0);
+            let mut mm = mm & mm.wrapping_sub(1);
+            while mm != 0 {
+                cand[*k] = [i, pos[b + mm.trailing_zeros() as usize]];
+                *k += 1;
+                mm &= mm - 1;
+            }
+            if *k >= CANDIDATES {
+                self.flush(&mut cand[..*k], counters, f);
+                *k = 0;
+            }
         }
     }
 
@@ -850,10 +1034,7 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         #[cfg(target_arch = "x86_64")]
         if Kind::best() == Kind::Avx2 {
             // SAFETY: `best` found AVX2 on this processor.
-            unsafe {
-                let span = start as usize..end as usize;
-                lanes::with_avx2(|| self.range_in(Kind::Avx2, span, work, counters, f));
-            }
+            unsafe { self.range_avx2((start as usize..end as usize, work, counters, f)) };
             return;
         }
         // SAFETY: the 4-wide form runs on every processor.
@@ -868,8 +1049,36 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         };
     }
 
+    /// [`Job::range_in`] with the 8-wide chunk test, compiled for AVX2 as
+    /// a whole (`range_in` is inlined here; through a closure, as
+    /// [`lanes::with_avx2`] takes it, the search grew past what the
+    /// compiler inlines, and every intrinsic became a call).
+    ///
+    /// # Safety
+    /// The processor must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn range_avx2<F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>)>(
+        &self,
+        (span, work, counters, f): (core::ops::Range<usize>, &mut Work, &mut Counters, &mut F),
+    ) {
+        // SAFETY: the caller promises AVX2.
+        unsafe { self.range_in(Kind::Avx2, span, work, counters, f) }
+    }
+
     /// [`Job::range`] with the chunk test `kind`, over the positions
     /// `span`.
+    ///
+    /// The objects are taken a cell at a time. The rows a cell's objects
+    /// search (at their own level the cells after theirs, at every
+    /// coarser level the cells their grown boxes meet) are found once for
+    /// the cell, from the box around its objects, and their boxes copied
+    /// into one padded run; each object then tests that run, eight boxes
+    /// at a time, in one loop. The cell's own row comes first in the run,
+    /// from the cell's first object, so that each object starts after
+    /// itself. A box meets an object's box only inside that object's own
+    /// rows, so the hits, and their order, are those of a search of each
+    /// object's own rows.
     ///
     /// # Safety
     /// With [`Kind::Avx2`], the processor must have AVX2.
@@ -885,15 +1094,16 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
     {
         let g = self.grid;
-        let Some(bx) = g.boxes(V::DIM) else {
+        if g.boxes(V::DIM).is_none() {
             // Only an empty grid has arrays too short (`Grid::check`).
             debug_assert_eq!(g.n, 0, "a grid with objects has padded arrays");
             return;
-        };
+        }
         let d = V::DIM;
-        let n = g.n;
         let az = d - 1;
-        let cand = &mut work.cand;
+        let Work {
+            cand, run, hits, ..
+        } = work;
         if cand.len() < CANDIDATES + LANES {
             cand.resize(CANDIDATES + LANES, [0; 2]);
         }
@@ -907,84 +1117,125 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
             let first = g.cell_start[lv.base as usize] as usize;
             let last = first + lv.count as usize;
             let (s, e) = (first.max(span.start), last.min(span.end));
-            for i in s..e {
-                let mut qlo = [0f32; 3];
-                let mut qhi = [0f32; 3];
-                for a in 0..d {
-                    qlo[a] = g.lo[a][i];
-                    qhi[a] = g.hi[a][i];
+            let mut gs = s;
+            while gs < e {
+                // The cell's objects in the span: `gs..ge`.
+                let cell = g.key[gs] as usize;
+                let ge = (g.cell_start[cell + 1] as usize).min(e);
+                // The box around them, and their cell by axis (the build's
+                // formula on the first one, so the same cell).
+                let mut ulo = [f32::INFINITY; 3];
+                let mut uhi = [f32::NEG_INFINITY; 3];
+                for j in gs..ge {
+                    for a in 0..3 {
+                        if a < d {
+                            ulo[a] = ulo[a].min(g.lo[a][j]);
+                            uhi[a] = uhi[a].max(g.hi[a][j]);
+                        }
+                    }
                 }
-                let q = Query::of(az, &qlo, &qhi);
-                // The object's own cell, by axis: the build's formula,
-                // so the same cell.
                 let mut own = [0u32; 3];
                 for a in 0..d {
-                    let u0 = (qlo[a] - g.origin[a]) * lv.inv;
-                    let u1 = (qhi[a] - g.origin[a]) * lv.inv;
+                    let u0 = (g.lo[a][gs] - g.origin[a]) * lv.inv;
+                    let u1 = (g.hi[a][gs] - g.origin[a]) * lv.inv;
                     own[a] = floor(((u0 + u1) * 0.5).max(0.0).min((lv.dims[a] - 1) as f32));
                 }
-                for &ti in &g.used[..=ui] {
+                run.clear();
+                // The own level: the own row from the cell's first object,
+                // then the rows after it.
+                let own_cells = g.cells(lv, d, &ulo, &uhi);
+                let (dx, dy) = (lv.dims[0], lv.dims[1]);
+                debug_assert_eq!(
+                    lv.base + (own[2] * dy + own[1]) * dx + own[0],
+                    cell as u32,
+                    "the first object's cell by the build's formula"
+                );
+                debug_assert!(
+                    own_cells
+                        .is_some_and(|(k0, k1)| (0..d).all(|a| k0[a] <= own[a] && own[a] < k1[a])),
+                    "the rows around a cell's objects hold their cell"
+                );
+                let own_end = match own_cells {
+                    Some((_, k1)) => lv.base + (own[2] * dy + own[1]) * dx + k1[0],
+                    None => cell as u32 + 1,
+                };
+                run.push(g, d, gs, g.cell_start[own_end as usize] as usize);
+                rows += 1;
+                if let Some((k0, k1)) = own_cells {
+                    for z in k0[2].max(own[2])..k1[2] {
+                        let y0 = if z == own[2] { own[1] + 1 } else { k0[1] };
+                        for y in y0..k1[1] {
+                            let row = lv.base + (z * dy + y) * dx;
+                            let rs = g.cell_start[(row + k0[0]) as usize] as usize;
+                            let re = g.cell_start[(row + k1[0]) as usize] as usize;
+                            run.push(g, d, rs, re);
+                            rows += 1;
+                        }
+                    }
+                }
+                // The coarser levels: every row the grown boxes meet.
+                for &ti in &g.used[..ui] {
                     let t = &g.levels[ti as usize];
-                    let same = ti as usize == li;
-                    let Some((k0, k1)) = g.cells(t, d, &qlo, &qhi) else {
+                    let Some((k0, k1)) = g.cells(t, d, &ulo, &uhi) else {
                         continue;
                     };
                     let (dx, dy) = (t.dims[0], t.dims[1]);
-                    let mut z = k0[2];
-                    if same {
-                        z = z.max(own[2]);
-                    }
-                    while z < k1[2] {
-                        let mut y = k0[1];
-                        if same && z == own[2] {
-                            y = y.max(own[1]);
-                        }
-                        while y < k1[1] {
+                    for z in k0[2]..k1[2] {
+                        for y in k0[1]..k1[1] {
                             let row = t.base + (z * dy + y) * dx;
-                            let mut s = g.cell_start[(row + k0[0]) as usize] as usize;
-                            let e = g.cell_start[(row + k1[0]) as usize] as usize;
-                            if same && z == own[2] && y == own[1] {
-                                s = s.max(i + 1);
-                            }
+                            let rs = g.cell_start[(row + k0[0]) as usize] as usize;
+                            let re = g.cell_start[(row + k1[0]) as usize] as usize;
+                            run.push(g, d, rs, re);
                             rows += 1;
-                            let mut b = s;
-                            while b < e {
-                                tests += (e - b).min(LANES) as u64;
-                                // SAFETY: `kind` is AVX2 only on a processor
-                                // that has it (this function's contract).
-                                let m = unsafe { bx.mask(kind, &q, b) } & valid(b, e);
-                                // The first two hits without a branch,
-                                // the others (rare) in a loop.
-                                let j = b + (m.trailing_zeros() & 7) as usize;
-                                cand[k] = [i as u32, j as u32];
-                                k += usize::from(m != 0);
-                                let m = m & m.wrapping_sub(1);
-                                let j = b + (m.trailing_zeros() & 7) as usize;
-                                cand[k] = [i as u32, j as u32];
-                                k += usize::from(m != 0);
-                                let mut m = m & m.wrapping_sub(1);
-                                while m != 0 {
-                                    cand[k] = [i as u32, (b + m.trailing_zeros() as usize) as u32];
-                                    k += 1;
-                                    m &= m - 1;
-                                }
-                                if k >= CANDIDATES {
-                                    self.flush(&mut cand[..k], counters, f);
-                                    k = 0;
-                                }
-                                b += LANES;
-                            }
-                            y += 1;
                         }
-                        z += 1;
                     }
                 }
+                let m = run.seal(d);
+                let Some(bx) = run.boxes(az) else {
+                    unreachable!("a sealed run is padded");
+                };
+                // The chunks that hit, without a branch on the outcome
+                // (most chunks hit nothing): the object, the chunk's start
+                // and its mask, kept where the mask is not empty.
+                // Room for one object's chunks at least; the hits are
+                // expanded whenever the next object's might not fit.
+                let chunks = m.div_ceil(LANES) + 1;
+                if hits.len() < chunks.max(HITS) {
+                    hits.resize(chunks.max(HITS), (0, 0, 0));
+                }
+                let mut h = 0;
+                for i in gs..ge {
+                    if h + chunks > hits.len() {
+                        self.expand(&hits[..h], &run.pos, cand, &mut k, counters, f);
+                        h = 0;
+                    }
+                    let mut qlo = [0f32; 3];
+                    let mut qhi = [0f32; 3];
+                    for a in 0..d {
+                        qlo[a] = g.lo[a][i];
+                        qhi[a] = g.hi[a][i];
+                    }
+                    let q = Query::of(az, &qlo, &qhi);
+                    // After itself in its own row (which starts at `gs`).
+                    let mut b = i + 1 - gs;
+                    tests += m.saturating_sub(b) as u64;
+                    while b < m {
+                        // SAFETY: `kind` is AVX2 only on a processor that
+                        // has it (this function's contract). The run's
+                        // padding boxes meet nothing.
+                        let mm = unsafe { bx.mask(kind, &q, b) };
+                        hits[h] = (i as u32, b as u32, mm);
+                        h += usize::from(mm != 0);
+                        b += LANES;
+                    }
+                }
+                self.expand(&hits[..h], &run.pos, cand, &mut k, counters, f);
+                gs = ge;
             }
         }
         self.flush(&mut cand[..k], counters, f);
         counters.node_visits += rows;
         counters.pair_tests += tests;
-        debug_assert!(n == 0 || n + LANES <= g.lo[0].len());
     }
 }
 
@@ -1015,17 +1266,21 @@ mod tests {
     };
     use glam::{Vec2, Vec3};
 
-    /// A small scene: spheres and boxes of mixed sizes (some far larger,
-    /// on coarser levels), a few static, on two layers, from a fixed
-    /// xorshift (small enough for Miri).
-    fn scene<V: Vector>(n: usize) -> LooseOrthtree<V, u32> {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
+    /// Floats in `[0, 1)` from a xorshift seeded with `x`.
+    fn unit_floats(mut x: u64) -> impl FnMut() -> f32 {
+        move || {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             (x >> 40) as f32 / (1u64 << 24) as f32
-        };
+        }
+    }
+
+    /// A small scene: spheres and boxes of mixed sizes (some far larger,
+    /// on coarser levels), a few static, on two layers, from a fixed
+    /// xorshift (small enough for Miri).
+    fn scene<V: Vector>(n: usize) -> LooseOrthtree<V, u32> {
+        let mut next = unit_floats(0x9E37_79B9_7F4A_7C15);
         let mut t = LooseOrthtree::<V, u32>::new();
         for i in 0..n {
             let mut c = V::ZERO;
@@ -1068,20 +1323,15 @@ mod tests {
             Kind::Lanes4 => unsafe { job.range_in(kind, 0..g.n, &mut work, &mut c, &mut f) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: only asked for where `best` found AVX2.
-            Kind::Avx2 => unsafe {
-                super::lanes::with_avx2(|| job.range_in(kind, 0..g.n, &mut work, &mut c, &mut f))
-            },
+            Kind::Avx2 => unsafe { job.range_avx2((0..g.n, &mut work, &mut c, &mut f)) },
             #[cfg(not(target_arch = "x86_64"))]
             Kind::Avx2 => unreachable!("AVX2 is x86-64's"),
         }
         out
     }
 
-    /// Both chunk tests give the brute force's pairs, in the same order,
-    /// through the unchecked loads (run under Miri in CI, with and
-    /// without AVX2).
-    fn both_forms_agree<V: Vector>() {
-        let t = scene::<V>(150);
+    /// Every pair of `t`'s objects, by testing each against each, sorted.
+    fn brute_pairs<V: Vector>(t: &LooseOrthtree<V, u32>) -> Vec<(Handle, Handle)> {
         let mut want: Vec<(Handle, Handle)> = Vec::new();
         let objs: Vec<_> = t.objects().collect();
         for (i, &(ha, a)) in objs.iter().enumerate() {
@@ -1092,8 +1342,14 @@ mod tests {
             }
         }
         want.sort_unstable();
-        assert!(want.len() > 20, "a scene with pairs ({})", want.len());
-        let four = grid_pairs(&t, Kind::Lanes4);
+        want
+    }
+
+    /// The grid's pairs with both chunk tests are the brute force's, in
+    /// the same order with both; returns them in search order.
+    fn both_forms_find<V: Vector>(t: &LooseOrthtree<V, u32>) -> Vec<(Handle, Handle)> {
+        let want = brute_pairs(t);
+        let four = grid_pairs(t, Kind::Lanes4);
         let mut sorted = four.clone();
         sorted.sort_unstable();
         assert_eq!(sorted, want, "4-wide chunks against the brute force");
@@ -1102,12 +1358,19 @@ mod tests {
             assert_eq!(Kind::best(), Kind::Avx2);
         }
         if Kind::best() == Kind::Avx2 {
-            assert_eq!(
-                grid_pairs(&t, Kind::Avx2),
-                four,
-                "8-wide chunks, same order"
-            );
+            assert_eq!(grid_pairs(t, Kind::Avx2), four, "8-wide chunks, same order");
         }
+        four
+    }
+
+    /// Both chunk tests give the brute force's pairs, in the same order,
+    /// through the unchecked loads (run under Miri in CI, with and
+    /// without AVX2).
+    fn both_forms_agree<V: Vector>() {
+        let t = scene::<V>(150);
+        let objs: Vec<_> = t.objects().collect();
+        let pairs = both_forms_find(&t);
+        assert!(pairs.len() > 20, "a scene with pairs ({})", pairs.len());
         // The queries' chunks (the same loads): boxes and rays on the
         // grid, against every object's own test.
         let before = t.counters().grid_searches;
@@ -1142,13 +1405,59 @@ mod tests {
         );
     }
 
+    /// One crowded cell: 61 objects (25 under Miri) whose centres lie in
+    /// one cell, beside a sparse rest. Its objects search a run longer
+    /// than two chunks (the copy's loop) whose chunk hits overflow the
+    /// buffer (61 objects of at least 8 chunks each against room for 256;
+    /// under Miri 25 of at least 4 against 16: listed before the next
+    /// object's), and every pair of them is found once.
+    fn a_crowded_cell_agrees<V: Vector>() {
+        let mut next = unit_floats(0x2545_F491_4F6C_DD1D);
+        let mut t = LooseOrthtree::<V, u32>::new();
+        // Every object of size 2 (cells of side 4), one from the origin,
+        // so that the cells start there: centres within [1.5, 2.5] all
+        // fall in the first cell.
+        let mut add = |c: V, i: u32| {
+            t.insert(ObjectDesc::new(Shape::sphere(c, 1.0), i))
+                .expect("valid object");
+        };
+        add(V::splat(1.0), 0);
+        let crowd = if cfg!(miri) { 25 } else { 61 };
+        for i in 1..crowd {
+            let mut c = V::ZERO;
+            for a in 0..V::DIM {
+                c = c.with(a, 1.5 + next());
+            }
+            add(c, i);
+        }
+        for i in crowd..crowd + 39 {
+            let mut c = V::ZERO;
+            for a in 0..V::DIM {
+                c = c.with(a, 5.0 + next() * 35.0);
+            }
+            add(c, i);
+        }
+        t.flush();
+        let core = t.core();
+        let g = core.grid.get(|g| g.build(&core.lists.items));
+        let most = g.cell_start.windows(2).map(|w| w[1] - w[0]).max();
+        assert_eq!(most, Some(crowd), "one cell holds the cluster");
+        let pairs = both_forms_find(&t);
+        // The centres in [1.5, 2.5] lie within 2 of each other.
+        let c = crowd as usize - 1;
+        assert!(pairs.len() >= c * (c - 1) / 2, "the crowded cell's pairs");
+    }
+
+    /// The mixed scene, then the crowded cell.
     #[test]
     fn the_chunk_tests_find_the_brute_force_pairs_3d() {
         both_forms_agree::<Vec3>();
+        a_crowded_cell_agrees::<Vec3>();
     }
 
     #[test]
     fn the_chunk_tests_find_the_brute_force_pairs_2d() {
         both_forms_agree::<Vec2>();
+        a_crowded_cell_agrees::<Vec2>();
     }
 }
