@@ -461,10 +461,13 @@ impl Selected {
                 tests += u64::from(accepted & !inside);
                 inside | exact
             } else {
-                inside || {
-                    tests += u64::from(accepted);
-                    region.matches_meeting_box(&o.shape)
-                }
+                // As before: no exact test for an object the filter leaves
+                // out, nor for one inside.
+                accepted
+                    && (inside || {
+                        tests += 1;
+                        region.matches_meeting_box(&o.shape)
+                    })
             };
             kept[k] = store.handle(slot);
             k += usize::from(accepted & hit);

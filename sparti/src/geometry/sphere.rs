@@ -36,8 +36,8 @@ mod lanes {
     use std::arch::x86_64::{
         __m128, __m128i, _mm_add_epi32, _mm_add_ps, _mm_and_si128, _mm_andnot_si128,
         _mm_castps_si128, _mm_castsi128_ps, _mm_cmpeq_epi32, _mm_cmpgt_ps, _mm_cmplt_ps,
-        _mm_or_si128, _mm_set_ps, _mm_set1_epi32, _mm_set1_ps, _mm_setzero_ps, _mm_srai_epi32,
-        _mm_sub_epi32, _mm_sub_ps,
+        _mm_cvtss_f32, _mm_or_si128, _mm_set_ps, _mm_set1_epi32, _mm_set1_ps, _mm_setzero_ps,
+        _mm_shuffle_ps, _mm_srai_epi32, _mm_sub_epi32, _mm_sub_ps,
     };
 
     /// `mask ? a : b`, lane by lane.
@@ -97,10 +97,20 @@ mod lanes {
         let e_max = _mm_add_ps(_mm_sub_ps(c, _mm_sub_ps(max, u)), _mm_sub_ps(r, u));
         let lo = step(min, _mm_cmplt_ps(e_min, zero), false);
         let hi = step(max, _mm_cmpgt_ps(e_max, zero), true);
-        (
-            glam::Vec4::from(lo).to_array(),
-            glam::Vec4::from(hi).to_array(),
-        )
+        (values(lo), values(hi))
+    }
+
+    /// The four lanes of `x` (without glam's conversion, which a build
+    /// of glam with its `scalar-math` feature does not have).
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn values(x: __m128) -> [f32; 4] {
+        [
+            _mm_cvtss_f32(x),
+            _mm_cvtss_f32(_mm_shuffle_ps::<1>(x, x)),
+            _mm_cvtss_f32(_mm_shuffle_ps::<2>(x, x)),
+            _mm_cvtss_f32(_mm_shuffle_ps::<3>(x, x)),
+        ]
     }
 }
 

@@ -45,7 +45,7 @@
 //! after their cell), a superset of each one's own rows. The boxes in
 //! the extra rows never meet the object's box (they lie outside its
 //! grown box), so each object finds the same pairs as a search of its
-//! own rows would, in the same order.
+//! own rows would: its own level's first, then the coarser levels'.
 //!
 //! # When the grid is not used
 //! Counting gives, per level, how crowded the cells are. When the
@@ -1077,8 +1077,9 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
     /// at a time, in one loop. The cell's own row comes first in the run,
     /// from the cell's first object, so that each object starts after
     /// itself. A box meets an object's box only inside that object's own
-    /// rows, so the hits, and their order, are those of a search of each
-    /// object's own rows.
+    /// rows, so the hits are those of a search of each object's own rows,
+    /// in row order (its own level's rows first, then the coarser levels',
+    /// coarsest first).
     ///
     /// # Safety
     /// With [`Kind::Avx2`], the processor must have AVX2.
@@ -1155,10 +1156,12 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
                         .is_some_and(|(k0, k1)| (0..d).all(|a| k0[a] <= own[a] && own[a] < k1[a])),
                     "the rows around a cell's objects hold their cell"
                 );
+                // (At least the end of the own cell: the rows hold it.)
                 let own_end = match own_cells {
                     Some((_, k1)) => lv.base + (own[2] * dy + own[1]) * dx + k1[0],
                     None => cell as u32 + 1,
-                };
+                }
+                .max(cell as u32 + 1);
                 run.push(g, d, gs, g.cell_start[own_end as usize] as usize);
                 rows += 1;
                 if let Some((k0, k1)) = own_cells {
