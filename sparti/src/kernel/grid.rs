@@ -948,7 +948,7 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         // Touch every object first: the loads, independent of each other,
         // overlap their cache misses; the tests below then find them near.
         // Not where the objects fit the cache (measured: the pass costs
-        // about 2% of the frame at 10k objects, and pays from 100k).
+        // 1-2% of the frame at 10k objects, and pays from 100k).
         if g.n >= TOUCH_FROM {
             let mut touch = 0u32;
             for &[i, j] in cand.iter() {
@@ -1268,22 +1268,14 @@ mod tests {
         SpatialIndex, Vector,
     };
     use glam::{Vec2, Vec3};
-
-    /// Floats in `[0, 1)` from a xorshift seeded with `x`.
-    fn unit_floats(mut x: u64) -> impl FnMut() -> f32 {
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 40) as f32 / (1u64 << 24) as f32
-        }
-    }
+    use sparti_scenes::XorShift;
 
     /// A small scene: spheres and boxes of mixed sizes (some far larger,
     /// on coarser levels), a few static, on two layers, from a fixed
     /// xorshift (small enough for Miri).
     fn scene<V: Vector>(n: usize) -> LooseOrthtree<V, u32> {
-        let mut next = unit_floats(0x9E37_79B9_7F4A_7C15);
+        let mut r = XorShift(0x9E37_79B9_7F4A_7C15);
+        let mut next = move || r.next_unit();
         let mut t = LooseOrthtree::<V, u32>::new();
         for i in 0..n {
             let mut c = V::ZERO;
@@ -1415,7 +1407,8 @@ mod tests {
     /// under Miri 25 of at least 4 against 16: listed before the next
     /// object's), and every pair of them is found once.
     fn a_crowded_cell_agrees<V: Vector>() {
-        let mut next = unit_floats(0x2545_F491_4F6C_DD1D);
+        let mut r = XorShift(0x2545_F491_4F6C_DD1D);
+        let mut next = move || r.next_unit();
         let mut t = LooseOrthtree::<V, u32>::new();
         // Every object of size 2 (cells of side 4), one from the origin,
         // so that the cells start there: centres within [1.5, 2.5] all
