@@ -1682,7 +1682,7 @@ mod tests {
     fn moves_in_slot_order<S: SpatialIndex<Vec3, u32>>(mut index: S) {
         let (n, side): (u32, f32) = if cfg!(miri) { (24, 8.0) } else { (300, 20.0) };
         let mut brute = BruteForce::<Vec3, u32>::new();
-        let mut r = sparti_scenes::XorShift(0x0DDB_A11_5EED);
+        let mut r = sparti_scenes::XorShift(0x00DD_BA11_5EED);
         let at = |r: &mut sparti_scenes::XorShift| {
             Vec3::new(r.next_unit(), r.next_unit(), r.next_unit()) * side
         };
@@ -1715,7 +1715,7 @@ mod tests {
             // A queued insertion in the last slots, moved before the build.
             let s = Shape::sphere(at(&mut r), 1.0);
             let h = index.insert(ObjectDesc::new(s, n + frame)).expect("inside");
-            let b = brute.insert(ObjectDesc::new(s, n + frame)).expect("valid");
+            brute.insert(ObjectDesc::new(s, n + frame)).expect("valid");
             index.update(h, s).expect("queued");
             index.validate().expect("valid after the moves");
             index.end_frame();
