@@ -701,7 +701,12 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             // The grid's rows along the ray, nearest first; each box met
             // tested as the walk below tests an item.
             let mut shape_tests = 0;
-            let rows = g.ray_walk(ray, limit, |j, limit| {
+            let touch = |j: usize| {
+                if let Some(place) = self.store.get_slot(g.slot_at(j)) {
+                    crate::kernel::prefetch(place);
+                }
+            };
+            let rows = g.ray_walk(ray, limit, touch, |j, limit| {
                 let slot = g.slot_at(j);
                 if fast.entry(&g.aabb_at(j), limit).is_none() {
                     return limit;

@@ -1012,7 +1012,7 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
 /// Asks the processor to bring `x`'s cache line near (a hint: it does
 /// nothing else, and nothing where the target has no such instruction).
 #[inline(always)]
-fn prefetch<X>(x: &X) {
+pub(crate) fn prefetch<X>(x: &X) {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
     // SAFETY: a prefetch reads nothing and writes nothing the program can
     // see, and faults on no address; `x` is a live reference besides. The
