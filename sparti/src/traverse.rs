@@ -417,7 +417,17 @@ impl Selected {
     /// Adds an object (`inside`: its box lies wholly in the region, no
     /// exact test); `report` runs when the buffer is full.
     #[inline]
-    fn push(&mut self, slot: u32, inside: bool, report: impl FnOnce(&mut Self)) {
+    fn push<V: Vector, T>(
+        &mut self,
+        store: &Store<Object<V, T>>,
+        slot: u32,
+        inside: bool,
+        report: impl FnOnce(&mut Self),
+    ) {
+        // Asked for now, read at the report.
+        if let Some(place) = store.get_slot(slot) {
+            crate::kernel::prefetch(place);
+        }
         self.slots[self.n] = slot;
         self.inside[self.n] = inside;
         self.n += 1;
@@ -437,11 +447,6 @@ impl Selected {
         out: &mut Vec<Handle>,
     ) -> u64 {
         let n = core::mem::take(&mut self.n);
-        let mut touch = 0u32;
-        for &slot in &self.slots[..n] {
-            touch ^= store.obj(slot).layer;
-        }
-        core::hint::black_box(touch);
         // The tests without a branch on whether they pass (a coin toss to
         // the branch predictor): the handles kept are compacted. Where the
         // exact test is cheap (`Region::CHEAP_EXACT_TEST`) it is made on
@@ -588,7 +593,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             let rows = g.for_each_meeting(&bounds, |j| {
                 let class = region.classify(&g.aabb_at(j));
                 if class != Overlap::Outside {
-                    sel.push(g.slot_at(j), class == Overlap::Inside, |s| {
+                    sel.push(self.store, g.slot_at(j), class == Overlap::Inside, |s| {
                         shape_tests += s.report(self.store, region, filter, out);
                     });
                 }
@@ -634,7 +639,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     if class == Overlap::Outside {
                         continue;
                     }
-                    sel.push(it.slot, class == Overlap::Inside, |s| {
+                    sel.push(self.store, it.slot, class == Overlap::Inside, |s| {
                         counters.shape_tests += s.report(self.store, region, filter, out);
                     });
                 }
