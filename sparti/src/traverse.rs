@@ -392,8 +392,9 @@ pub(crate) struct Scratch {
 }
 
 /// Objects a region query selected by their boxes, waiting for the store
-/// (their layers, exact shapes and handles): read together, their cache
-/// misses overlap, then each is tested and reported in the order it came.
+/// (their layers, exact shapes and handles): each prefetched as it comes,
+/// so that their cache misses overlap, then, once the buffer is full or
+/// the query ends, each tested and reported in the order it came.
 struct Selected {
     slots: [u32; SELECTED],
     inside: [bool; SELECTED],
@@ -436,8 +437,8 @@ impl Selected {
         }
     }
 
-    /// Reads the gathered objects, then pushes onto `out` those the
-    /// filter and the region's exact test keep, in order; empties the
+    /// Pushes onto `out` the gathered objects the filter and the
+    /// region's exact test keep, in order; empties the
     /// buffer. Returns the exact tests made.
     fn report<V: Vector, T, R: Region<V>>(
         &mut self,
