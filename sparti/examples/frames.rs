@@ -13,7 +13,8 @@
 //! 0, automatic, leaves the BSP at its default 1), `CAP=8` the loose
 //! trees' and the BSP's leaf capacity (0: their defaults), `BATCH=1`
 //! moves the objects with one `update_many` a frame (on rayon's threads
-//! with the feature) instead of one `update` each.
+//! with the feature) instead of one `update` each, `SHUFFLE=1` moves them
+//! in a fixed random order instead of the order they were made in.
 //! The objects' new positions are computed first, untimed (the game's
 //! work); "update" is the time of sparti's calls (`update` or
 //! `update_many`, then `end_frame`), "pairs" that of the pair search.
@@ -51,16 +52,19 @@ fn run<V: Vector, S: SpatialIndex<V, ()>>(
     let mut pai = 0.0;
     let batch = std::env::var("BATCH").is_ok_and(|v| v == "1");
     let mut moves = Vec::with_capacity(n);
+    // The order of the moves: that of the handles, or a fixed shuffle.
+    let mut order: Vec<usize> = (0..n).collect();
+    if std::env::var("SHUFFLE").is_ok_and(|v| v == "1") {
+        let mut r = sparti_scenes::XorShift(0x5EED_0F0D_E4E4);
+        for i in (1..n).rev() {
+            order.swap(i, (r.next_unit() * (i + 1) as f32) as usize % (i + 1));
+        }
+    }
     for _ in 0..frames {
         // The game's part (not timed): every object's new position.
         moves.clear();
         scene.step();
-        moves.extend(
-            handles
-                .iter()
-                .enumerate()
-                .map(|(i, &h)| (h, scene.shape(i))),
-        );
+        moves.extend(order.iter().map(|&i| (handles[i], scene.shape(i))));
         // sparti's part: the moves, the build step, the pairs.
         let t = Instant::now();
         if batch {

@@ -465,6 +465,11 @@ pub trait SpatialIndex<V: Vector, T> {
 
     /// Moves or resizes an object.
     ///
+    /// Many objects are moved fastest in the order of their handles'
+    /// `index` (the order they were inserted in, where none was removed
+    /// before): each move of a tree then asks the processor to fetch what
+    /// the next ones will write. Any order gives the same result.
+    ///
     /// # Errors
     /// [`Error::StaleHandle`], a malformed shape, or a refusal of the
     /// structure's out-of-bounds policy; the object is then unchanged.

@@ -106,6 +106,12 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         }
     }
 
+    /// Slot `i` (free or not), or `None` past the last slot.
+    #[inline]
+    pub fn get_slot(&self, i: u32) -> Option<&Slot<Object<V, T>>> {
+        self.slots.get(i as usize)
+    }
+
     #[inline]
     pub fn slot(&self, i: u32) -> &Slot<Object<V, T>> {
         &self.slots[i as usize]

@@ -392,8 +392,9 @@ pub(crate) struct Scratch {
 }
 
 /// Objects a region query selected by their boxes, waiting for the store
-/// (their layers, exact shapes and handles): read together, their cache
-/// misses overlap, then each is tested and reported in the order it came.
+/// (their layers, exact shapes and handles): each prefetched as it comes,
+/// so that their cache misses overlap, then, once the buffer is full or
+/// the query ends, each tested and reported in the order it came.
 struct Selected {
     slots: [u32; SELECTED],
     inside: [bool; SELECTED],
@@ -417,7 +418,17 @@ impl Selected {
     /// Adds an object (`inside`: its box lies wholly in the region, no
     /// exact test); `report` runs when the buffer is full.
     #[inline]
-    fn push(&mut self, slot: u32, inside: bool, report: impl FnOnce(&mut Self)) {
+    fn push<V: Vector, T>(
+        &mut self,
+        store: &Store<Object<V, T>>,
+        slot: u32,
+        inside: bool,
+        report: impl FnOnce(&mut Self),
+    ) {
+        // Asked for now, read at the report.
+        if let Some(place) = store.get_slot(slot) {
+            crate::kernel::prefetch(place);
+        }
         self.slots[self.n] = slot;
         self.inside[self.n] = inside;
         self.n += 1;
@@ -426,8 +437,8 @@ impl Selected {
         }
     }
 
-    /// Reads the gathered objects, then pushes onto `out` those the
-    /// filter and the region's exact test keep, in order; empties the
+    /// Pushes onto `out` the gathered objects the filter and the
+    /// region's exact test keep, in order; empties the
     /// buffer. Returns the exact tests made.
     fn report<V: Vector, T, R: Region<V>>(
         &mut self,
@@ -437,11 +448,6 @@ impl Selected {
         out: &mut Vec<Handle>,
     ) -> u64 {
         let n = core::mem::take(&mut self.n);
-        let mut touch = 0u32;
-        for &slot in &self.slots[..n] {
-            touch ^= store.obj(slot).layer;
-        }
-        core::hint::black_box(touch);
         // The tests without a branch on whether they pass (a coin toss to
         // the branch predictor): the handles kept are compacted. Where the
         // exact test is cheap (`Region::CHEAP_EXACT_TEST`) it is made on
@@ -588,7 +594,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             let rows = g.for_each_meeting(&bounds, |j| {
                 let class = region.classify(&g.aabb_at(j));
                 if class != Overlap::Outside {
-                    sel.push(g.slot_at(j), class == Overlap::Inside, |s| {
+                    sel.push(self.store, g.slot_at(j), class == Overlap::Inside, |s| {
                         shape_tests += s.report(self.store, region, filter, out);
                     });
                 }
@@ -634,7 +640,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     if class == Overlap::Outside {
                         continue;
                     }
-                    sel.push(it.slot, class == Overlap::Inside, |s| {
+                    sel.push(self.store, it.slot, class == Overlap::Inside, |s| {
                         counters.shape_tests += s.report(self.store, region, filter, out);
                     });
                 }
@@ -701,7 +707,12 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             // The grid's rows along the ray, nearest first; each box met
             // tested as the walk below tests an item.
             let mut shape_tests = 0;
-            let rows = g.ray_walk(ray, limit, |j, limit| {
+            let touch = |j: usize| {
+                if let Some(place) = self.store.get_slot(g.slot_at(j)) {
+                    crate::kernel::prefetch(place);
+                }
+            };
+            let rows = g.ray_walk(ray, limit, touch, |j, limit| {
                 let slot = g.slot_at(j);
                 if fast.entry(&g.aabb_at(j), limit).is_none() {
                     return limit;

@@ -1442,6 +1442,24 @@ mod tests {
         // The centres in [1.5, 2.5] lie within 2 of each other.
         let c = crowd as usize - 1;
         assert!(pairs.len() >= c * (c - 1) / 2, "the crowded cell's pairs");
+        // Rays across the crowd, both ways: a stretch meets more boxes
+        // than the walk gathers before it visits them (3 in the unit
+        // tests), and the nearest hit is still the brute force's.
+        let objs: Vec<_> = t.objects().collect();
+        for k in 0..8 {
+            for (x, dx) in [(-5.0, 1.0), (45.0, -1.0)] {
+                let mut o = V::splat(1.5 + k as f32 * 0.125);
+                o = o.with(0, x);
+                let ray = Ray::new(o, V::ZERO.with(0, dx)).expect("valid ray");
+                let hit = t.ray_nearest(&ray, 100.0, Filter::ALL).map(|h| h.distance);
+                let best = objs
+                    .iter()
+                    .filter_map(|(_, b)| b.shape.cast_ray(&ray, 100.0).map(|h| h.distance))
+                    .reduce(f32::min);
+                assert!(best.is_some(), "the ray meets the crowd");
+                assert_eq!(hit, best, "ray {k} from {x}");
+            }
+        }
     }
 
     /// The mixed scene, then the crowded cell.

@@ -281,6 +281,10 @@ pub(crate) struct Core<V: Vector, T, N> {
     pub grid_work: Spare<grid::Work>,
     /// The tables of `update_many`, kept between batches.
     pub batch: Batch<V>,
+    /// The slot after that of the last object moved by `update`: a move
+    /// of this slot continues a run in slot order, and prefetches for the
+    /// moves after it ([`Core::prefetch_ahead`]).
+    pub next_move: u32,
 }
 
 impl<V: Vector, T, N: TreeNode<V>> Default for Core<V, T, N> {
@@ -302,6 +306,7 @@ impl<V: Vector, T, N: TreeNode<V>> Default for Core<V, T, N> {
             grid_for_queries: false,
             grid_work: Spare::default(),
             batch: Batch::default(),
+            next_move: NONE,
         }
     }
 }
@@ -354,6 +359,34 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
             return None;
         }
         self.grid.peek().filter(|g| g.is_built())
+    }
+
+    /// Prefetches what a move of the objects a few slots after `slot`
+    /// will touch at random: the list entry of the object two slots on,
+    /// and the node of the one four slots on (whose entry the move after
+    /// next prefetches, then finding the node near). Called when objects
+    /// are moved one by one in slot order (the order a game that moves
+    /// its objects in the order it made them gives): the entry's write,
+    /// at random in a large tree, otherwise waits for its cache line
+    /// (BENCHMARKS.md, eleventh session).
+    #[inline]
+    pub fn prefetch_ahead(&self, slot: u32) {
+        let entry = self.store.get_slot(slot.wrapping_add(2)).and_then(|place| {
+            let node = self.nodes.get(place.node as usize)?;
+            self.lists
+                .items
+                .get(node.block().start.wrapping_add(place.pos) as usize)
+        });
+        if let Some(it) = entry {
+            prefetch(it);
+        }
+        let node = self
+            .store
+            .get_slot(slot.wrapping_add(4))
+            .and_then(|place| self.nodes.get(place.node as usize));
+        if let Some(node) = node {
+            prefetch(node);
+        }
     }
 
     /// The objects filed in node `n`.
@@ -959,6 +992,11 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
     s: &mut S,
     m: Move<V>,
 ) -> Result<(), Error> {
+    let core = s.core_mut();
+    if m.slot == core.next_move {
+        core.prefetch_ahead(m.slot);
+    }
+    core.next_move = m.slot.wrapping_add(1);
     let r = s.update_boxed(m);
     let core = s.core_mut();
     if core.store.resolve(m.handle).is_ok() {
@@ -969,6 +1007,22 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
     }
     core.tidy();
     r
+}
+
+/// Asks the processor to bring `x`'s cache line near (a hint: it does
+/// nothing else, and nothing where the target has no such instruction).
+#[inline(always)]
+pub(crate) fn prefetch<X>(x: &X) {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
+    // SAFETY: a prefetch reads nothing and writes nothing the program can
+    // see, and faults on no address; `x` is a live reference besides. The
+    // build enables SSE (the `cfg`), which every x86-64 processor has.
+    unsafe {
+        use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>((x as *const X).cast::<i8>());
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
+    let _ = x;
 }
 
 /// Moves from which [`update_many`] checks on rayon's threads (with the
@@ -1610,3 +1664,107 @@ macro_rules! pair_search_methods {
     };
 }
 pub(crate) use pair_search_methods;
+
+#[cfg(test)]
+mod tests {
+    use crate::{
+        Aabb, BruteForce, Bsp, Handle, LooseOrthtree, ObjectDesc, Orthtree, Pair, Shape,
+        SpatialIndex,
+    };
+    use glam::Vec3;
+
+    /// Objects moved one by one in slot order (the runs that prefetch
+    /// ahead, [`super::Core::prefetch_ahead`]), with removed slots, queued
+    /// insertions and the slots past the last among those it looks at:
+    /// every structure keeps its invariants and finds the brute force's
+    /// pairs, frame after frame. (Run under Miri in CI, for the prefetch's
+    /// `unsafe`.)
+    fn moves_in_slot_order<S: SpatialIndex<Vec3, u32>>(mut index: S) {
+        let (n, side): (u32, f32) = if cfg!(miri) { (24, 8.0) } else { (300, 20.0) };
+        let mut brute = BruteForce::<Vec3, u32>::new();
+        let mut r = sparti_scenes::XorShift(0x00DD_BA11_5EED);
+        let at = |r: &mut sparti_scenes::XorShift| {
+            Vec3::new(r.next_unit(), r.next_unit(), r.next_unit()) * side
+        };
+        let mut handles: Vec<(Handle, Handle)> = Vec::new();
+        for i in 0..n {
+            let s = Shape::sphere(at(&mut r), 0.5 + r.next_unit());
+            let h = index.insert(ObjectDesc::new(s, i)).expect("inside");
+            let b = brute.insert(ObjectDesc::new(s, i)).expect("valid");
+            handles.push((h, b));
+        }
+        index.flush();
+        // Every fifth object removed: free slots inside the runs.
+        for (h, b) in handles.iter().step_by(5) {
+            index.remove(*h).expect("live");
+            brute.remove(*b).expect("live");
+        }
+        let live: Vec<(Handle, Handle)> = handles
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % 5 != 0)
+            .map(|(_, p)| *p)
+            .collect();
+        let (mut got, mut want) = (Vec::new(), Vec::new());
+        for frame in 0..4 {
+            for &(h, b) in &live {
+                let s = Shape::sphere(at(&mut r), 0.5 + r.next_unit());
+                index.update(h, s).expect("inside");
+                brute.update(b, s).expect("valid");
+            }
+            // A queued insertion in the last slots, moved before the build.
+            let s = Shape::sphere(at(&mut r), 1.0);
+            let h = index.insert(ObjectDesc::new(s, n + frame)).expect("inside");
+            brute.insert(ObjectDesc::new(s, n + frame)).expect("valid");
+            index.update(h, s).expect("queued");
+            index.validate().expect("valid after the moves");
+            index.end_frame();
+            index.validate().expect("valid after the frame");
+            index.pairs(&mut got);
+            brute.pairs(&mut want);
+            let values = |t: &dyn Fn(Handle) -> u32, p: &[Pair]| {
+                let mut v: Vec<(u32, u32)> = p
+                    .iter()
+                    .map(|p| {
+                        let (a, b) = (t(p.a), t(p.b));
+                        (a.min(b), a.max(b))
+                    })
+                    .collect();
+                v.sort_unstable();
+                v
+            };
+            assert_eq!(
+                values(&|h| index.get(h).expect("live").value, &got),
+                values(&|h| brute.get(h).expect("live").value, &want),
+                "frame {frame}"
+            );
+            assert!(!want.is_empty(), "the scene has pairs to find");
+        }
+    }
+
+    #[test]
+    fn moves_in_slot_order_find_the_brute_force_pairs() {
+        let world = Aabb::new(Vec3::splat(-2.0), Vec3::splat(24.0)).expect("finite");
+        moves_in_slot_order(
+            Orthtree::<Vec3, u32>::with_config(crate::OrthtreeConfig {
+                world: Some(world),
+                ..Default::default()
+            })
+            .expect("valid"),
+        );
+        moves_in_slot_order(
+            LooseOrthtree::<Vec3, u32>::with_config(crate::LooseConfig {
+                world: Some(world),
+                ..Default::default()
+            })
+            .expect("valid"),
+        );
+        moves_in_slot_order(
+            Bsp::<Vec3, u32>::with_config(crate::BspConfig {
+                world: Some(world),
+                ..Default::default()
+            })
+            .expect("valid"),
+        );
+    }
+}

@@ -21,6 +21,13 @@ use crate::geometry::{Aabb, Ray, Vector};
 /// outside the grown box.
 const PAD: f32 = 1.0 / (1 << 20) as f32;
 
+/// The boxes met by a stretch of a ray gathered before they are visited,
+/// at most (a few in the unit tests, so that they fill it).
+#[cfg(not(test))]
+const GATHER: usize = 32;
+#[cfg(test)]
+const GATHER: usize = 3;
+
 /// The stretches a level's walk along a ray is cut into, at most.
 const MAX_STRETCHES: f32 = 256.0;
 
@@ -168,15 +175,16 @@ impl Grid {
         &self,
         ray: &Ray<V>,
         limit: f32,
+        touch: impl Fn(usize),
         visit: impl FnMut(usize, f32) -> f32,
     ) -> u64 {
         #[cfg(target_arch = "x86_64")]
         if Kind::best() == Kind::Avx2 {
             // SAFETY: `best` found AVX2 on this processor.
-            return unsafe { with_avx2(|| self.ray_walk_in(Kind::Avx2, ray, limit, visit)) };
+            return unsafe { with_avx2(|| self.ray_walk_in(Kind::Avx2, ray, limit, touch, visit)) };
         }
         // SAFETY: the 4-wide form runs on every processor.
-        unsafe { self.ray_walk_in(Kind::Lanes4, ray, limit, visit) }
+        unsafe { self.ray_walk_in(Kind::Lanes4, ray, limit, touch, visit) }
     }
 
     /// [`Grid::ray_walk`] with the chunk test `kind`.
@@ -189,6 +197,7 @@ impl Grid {
         kind: Kind,
         ray: &Ray<V>,
         mut limit: f32,
+        touch: impl Fn(usize),
         mut visit: impl FnMut(usize, f32) -> f32,
     ) -> u64 {
         let d = V::DIM;
@@ -268,12 +277,28 @@ impl Grid {
             // stands when each chunk is tested (a hit only shortens it).
             let lim = core::cell::Cell::new(limit);
             let test = Test::Ray(&q, &slab, &lim);
+            // The stretch's boxes met are gathered, their objects asked
+            // for (`touch`), then visited in order: the objects' cache
+            // misses overlap.
+            let mut got = [0u32; GATHER];
+            let mut ng = 0;
             // SAFETY: this function's contract.
             rows += unsafe {
                 self.scan_level(kind, t, d, &lo, &hi, &test, &mut |j| {
-                    lim.set(visit(j, lim.get()));
+                    if ng == GATHER {
+                        for &g in &got {
+                            lim.set(visit(g as usize, lim.get()));
+                        }
+                        ng = 0;
+                    }
+                    touch(j);
+                    got[ng] = j as u32;
+                    ng += 1;
                 })
             };
+            for &g in &got[..ng] {
+                lim.set(visit(g as usize, lim.get()));
+            }
             limit = lim.get();
             // Done when the stretch reached the end or the limit, or could
             // not advance (rounding, or a NaN).
