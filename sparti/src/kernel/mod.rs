@@ -366,10 +366,14 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     /// and the node of the one four slots on (whose entry the move after
     /// next prefetches, then finding the node near). Called when objects
     /// are moved one by one in slot order (the order a game that moves
-    /// its objects in the order it made them gives): the entry's write,
+    /// its objects in the order it made them gives), in a store of at
+    /// least [`PREFETCH_FROM`] slots: the entry's write,
     /// at random in a large tree, otherwise waits for its cache line
     /// (BENCHMARKS.md, eleventh session).
-    #[inline]
+    // Out of line: inlined, it changed how the compiler laid out the
+    // moves of small trees (`sparti bench`'s loose quadtree at 10k, 10%
+    // slower).
+    #[inline(never)]
     pub fn prefetch_ahead(&self, slot: u32) {
         let entry = self.store.get_slot(slot.wrapping_add(2)).and_then(|place| {
             let node = self.nodes.get(place.node as usize)?;
@@ -993,7 +997,7 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
     m: Move<V>,
 ) -> Result<(), Error> {
     let core = s.core_mut();
-    if m.slot == core.next_move {
+    if m.slot == core.next_move && core.store.capacity() >= PREFETCH_FROM {
         core.prefetch_ahead(m.slot);
     }
     core.next_move = m.slot.wrapping_add(1);
@@ -1008,6 +1012,16 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
     core.tidy();
     r
 }
+
+/// Objects (slots) from which a run of moves in slot order prefetches
+/// ([`Core::prefetch_ahead`]): below, the tree fits the caches, and the
+/// prefetches only cost (measured: `sparti bench`'s loose quadtree at 10k
+/// to 30k objects 3-13% slower with them, no structure faster). Every
+/// move prefetches in the unit tests, so that Miri runs it.
+#[cfg(not(test))]
+const PREFETCH_FROM: usize = 32_768;
+#[cfg(test)]
+const PREFETCH_FROM: usize = 1;
 
 /// Asks the processor to bring `x`'s cache line near (a hint: it does
 /// nothing else, and nothing where the target has no such instruction).
