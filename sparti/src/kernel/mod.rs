@@ -46,7 +46,7 @@
 
 pub(crate) mod tight_pairs;
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 pub(crate) mod grid;
@@ -390,6 +390,38 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
             .and_then(|place| self.nodes.get(place.node as usize));
         if let Some(node) = node {
             prefetch(node);
+        }
+    }
+
+    /// Prefetches slot `slot` of the store (its place and its object),
+    /// for a move of it a little later; nothing for a slot past the end.
+    #[inline]
+    pub fn prefetch_slot(&self, slot: u32) {
+        if let Some(place) = self.store.get_slot(slot) {
+            prefetch(place);
+            // A slot may straddle two cache lines.
+            prefetch(&place.obj);
+        }
+    }
+
+    /// Prefetches the node and the list entry of the object of `slot`
+    /// (whose slot [`Core::prefetch_slot`] asked for earlier), for a move
+    /// of it a little later; nothing where the slot holds no filed
+    /// object.
+    #[inline]
+    pub fn prefetch_place(&self, slot: u32) {
+        let Some(place) = self.store.get_slot(slot) else {
+            return;
+        };
+        if let Some(node) = self.nodes.get(place.node as usize) {
+            prefetch(node);
+            if let Some(it) = self
+                .lists
+                .items
+                .get(node.block().start.wrapping_add(place.pos) as usize)
+            {
+                prefetch(it);
+            }
         }
     }
 
@@ -1081,6 +1113,46 @@ fn map2_into<A: Sync, R: Send, Q: Send>(
     }
 }
 
+/// `f` of every element of `src`, its three parts into `a`, `b` and `c`
+/// (as long as `src`), in order: on rayon's threads with the feature.
+fn fill3<S: Sync, A: Send, B: Send, C: Send>(
+    src: &[S],
+    a: &mut [A],
+    b: &mut [B],
+    c: &mut [C],
+    f: impl Fn(&S) -> (A, B, C) + Sync + Send,
+) {
+    let put = |((x, y, z), s): ((&mut A, &mut B, &mut C), &S)| {
+        (*x, *y, *z) = f(s);
+    };
+    #[cfg(feature = "rayon")]
+    {
+        use rayon::prelude::*;
+        (a.par_iter_mut(), b.par_iter_mut(), c.par_iter_mut())
+            .into_par_iter()
+            .zip(src.par_iter())
+            .for_each(put);
+    }
+    #[cfg(not(feature = "rayon"))]
+    a.iter_mut()
+        .zip(b.iter_mut())
+        .zip(c.iter_mut())
+        .map(|((x, y), z)| (x, y, z))
+        .zip(src)
+        .for_each(put);
+}
+
+/// `v` made `n` long, to be overwritten: its elements kept where it is
+/// long enough (no pass over them), `fill` added where it is not.
+fn overwritable<X: Clone>(v: &mut Vec<X>, n: usize, fill: X) -> &mut [X] {
+    if v.len() < n {
+        v.resize(n, fill);
+    } else {
+        v.truncate(n);
+    }
+    v
+}
+
 /// `f` of the elements of `a` and `b` at each position, into `out`, in
 /// order: on rayon's threads with the feature.
 fn map_into_zip<A: Sync, B: Sync, R: Send>(
@@ -1118,23 +1190,122 @@ fn zip_each<A: Send, B: Sync>(a: &mut [A], b: &[B], f: impl Fn(&mut A, &B) + Syn
     a.iter_mut().zip(b).for_each(|(x, y)| f(x, y));
 }
 
+/// `f` of every pair of chunks of `size` elements of `a` and `b` at the
+/// same position: on rayon's threads with the feature.
+fn zip_chunks<A: Send, B: Sync>(
+    a: &mut [A],
+    b: &[B],
+    size: usize,
+    f: impl Fn(&mut [A], &[B]) + Sync + Send,
+) {
+    #[cfg(feature = "rayon")]
+    {
+        use rayon::prelude::*;
+        a.par_chunks_mut(size)
+            .zip(b.par_chunks(size))
+            .for_each(|(x, y)| f(x, y));
+    }
+    #[cfg(not(feature = "rayon"))]
+    a.chunks_mut(size)
+        .zip(b.chunks(size))
+        .for_each(|(x, y)| f(x, y));
+}
+
+/// List entries per task of [`apply_in_phases`]' writes of the kept
+/// moves' boxes.
+const GATHER_CHUNK: usize = 4096;
+/// How many entries ahead those writes ask for a move's box.
+const GATHER_AHEAD: usize = 16;
+
+/// `f` of every index of `0..n`: on rayon's threads with the feature.
+fn each_index(n: usize, f: impl Fn(usize) + Sync + Send) {
+    #[cfg(feature = "rayon")]
+    {
+        use rayon::prelude::*;
+        (0..n).into_par_iter().for_each(f);
+    }
+    #[cfg(not(feature = "rayon"))]
+    (0..n).for_each(f);
+}
+
+/// The sum of `f` of every part of `a` with the chunk of `size` elements
+/// of `b` at the same position (`a` has one part per chunk) and the
+/// part's position: on rayon's threads with the feature.
+fn sum_zip_chunks<A: Send, B: Send>(
+    a: &mut [A],
+    b: &mut [B],
+    size: usize,
+    f: impl Fn(usize, &mut A, &mut [B]) -> u64 + Sync + Send,
+) -> u64 {
+    debug_assert_eq!(a.len(), b.len().div_ceil(size));
+    #[cfg(feature = "rayon")]
+    {
+        use rayon::prelude::*;
+        a.par_iter_mut()
+            .zip(b.par_chunks_mut(size))
+            .enumerate()
+            .map(|(c, (x, y))| f(c, x, y))
+            .sum()
+    }
+    #[cfg(not(feature = "rayon"))]
+    a.iter_mut()
+        .zip(b.chunks_mut(size))
+        .enumerate()
+        .map(|(c, (x, y))| f(c, x, y))
+        .sum()
+}
+
+/// A table of `u32` that the threads of one pass write at places of their
+/// own (relaxed atomics: plain loads and stores on x86-64), grown with
+/// `NONE`; [`apply_in_phases`] clears each entry it wrote as it reads it.
+#[derive(Default)]
+struct Table(Vec<AtomicU32>);
+
+impl Table {
+    /// At least `n` entries (the new ones `NONE`).
+    fn grow_to(&mut self, n: usize) {
+        if self.0.len() < n {
+            self.0.resize_with(n, || AtomicU32::new(NONE));
+        }
+    }
+
+    #[inline(always)]
+    fn get(&self, i: usize) -> u32 {
+        self.0[i].load(Ordering::Relaxed)
+    }
+
+    #[inline(always)]
+    fn set(&self, i: usize, v: u32) {
+        self.0[i].store(v, Ordering::Relaxed);
+    }
+
+    /// Bytes held.
+    fn memory(&self) -> usize {
+        self.0.capacity() * 4
+    }
+}
+
+/// Moves per part of [`apply_in_phases`]' decision pass: each part lists
+/// the moves it leaves to phase 3, and the parts are applied in order.
+const PART_MOVES: usize = 1 << 14;
+
 /// The tables of [`update_many`], kept between batches so that a frame's
 /// batch allocates nothing once warm (counted in the structure's memory).
 pub(crate) struct Batch<V: Vector> {
     /// Each move's slot, once checked (apart from the boxes: the loops
-    /// on one thread read only the slots).
+    /// that read only the slots read 4 bytes a move).
     slots: Vec<u32>,
     /// Each move's box, once checked.
     boxes: Vec<Aabb<V>>,
     /// Per move, the node keeping it and its entry in the lists, or
     /// `NONE` (phase 1; then only the moves phase 2 writes keep theirs).
     keep: Vec<(u32, u32)>,
-    /// Per slot, the move of it, or `NONE`, or [`TWICE`].
-    by_slot: Vec<u32>,
-    /// Per list entry, the move written there in phase 2, or `NONE`.
-    by_entry: Vec<u32>,
-    /// The moves left to phase 3.
-    rest: Vec<u32>,
+    /// Per slot, a move of it, then [`TWICE`] where several move it.
+    by_slot: Table,
+    /// Per list entry, the move written there in phase 2.
+    by_entry: Table,
+    /// The moves left to phase 3, by parts of [`PART_MOVES`] moves.
+    rest: Vec<Vec<u32>>,
 }
 
 impl<V: Vector> Default for Batch<V> {
@@ -1143,8 +1314,8 @@ impl<V: Vector> Default for Batch<V> {
             slots: Vec::new(),
             boxes: Vec::new(),
             keep: Vec::new(),
-            by_slot: Vec::new(),
-            by_entry: Vec::new(),
+            by_slot: Table::default(),
+            by_entry: Table::default(),
             rest: Vec::new(),
         }
     }
@@ -1156,7 +1327,10 @@ impl<V: Vector> Batch<V> {
         self.slots.capacity() * 4
             + self.boxes.capacity() * size_of::<Aabb<V>>()
             + self.keep.capacity() * 8
-            + (self.by_slot.capacity() + self.by_entry.capacity() + self.rest.capacity()) * 4
+            + self.by_slot.memory()
+            + self.by_entry.memory()
+            + self.rest.capacity() * size_of::<Vec<u32>>()
+            + self.rest.iter().map(|r| r.capacity() * 4).sum::<usize>()
     }
 }
 
@@ -1185,6 +1359,10 @@ fn check_and_apply<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
     moves: &[(Handle, Shape<V>)],
     batch: &mut Batch<V>,
 ) -> Result<(), Error> {
+    let phased = moves.len() >= PHASED_MOVES && moves.len() < TWICE as usize;
+    // Whether `batch.keep` holds phase 1 of `apply_in_phases` (made with
+    // the checks, which read the same slot of the store).
+    let mut kept = false;
     {
         let s = &*s;
         let check = |(h, shape): &(Handle, Shape<V>)| -> Result<(u32, Aabb<V>), Error> {
@@ -1193,8 +1371,6 @@ fn check_and_apply<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
             s.check_move(&aabb)?;
             Ok((slot, aabb))
         };
-        batch.slots.clear();
-        batch.boxes.clear();
         if moves.len() >= PAR_MOVES {
             // A refused move leaves `NONE`: then the loop below checks the
             // moves again in order and stops at the first refused one, with
@@ -1204,18 +1380,42 @@ fn check_and_apply<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
             // of the results after them was a pass of its own, 3 ns per
             // move at a million.)
             let refused = core::sync::atomic::AtomicBool::new(false);
-            map2_into(moves, &mut batch.slots, &mut batch.boxes, |m| {
-                check(m).unwrap_or_else(|_| {
-                    refused.store(true, Ordering::Relaxed);
-                    (NONE, Aabb::empty())
-                })
-            });
+            let refuse = || {
+                refused.store(true, Ordering::Relaxed);
+                (NONE, Aabb::empty())
+            };
+            if phased {
+                let n = moves.len();
+                fill3(
+                    moves,
+                    overwritable(&mut batch.slots, n, NONE),
+                    overwritable(&mut batch.boxes, n, Aabb::empty()),
+                    overwritable(&mut batch.keep, n, (NONE, NONE)),
+                    |m| {
+                        let (slot, aabb) = check(m).unwrap_or_else(|_| refuse());
+                        let keep = if slot == NONE {
+                            (NONE, NONE)
+                        } else {
+                            keep_place(s, slot, &aabb)
+                        };
+                        (slot, aabb, keep)
+                    },
+                );
+                kept = true;
+            } else {
+                map2_into(moves, &mut batch.slots, &mut batch.boxes, |m| {
+                    check(m).unwrap_or_else(|_| refuse())
+                });
+            }
             if refused.into_inner() {
                 batch.slots.clear();
-                batch.boxes.clear();
+                kept = false;
             }
+        } else {
+            batch.slots.clear();
         }
         if batch.slots.len() < moves.len() {
+            batch.boxes.clear();
             for m in moves {
                 let (slot, aabb) = check(m)?;
                 batch.slots.push(slot);
@@ -1223,10 +1423,24 @@ fn check_and_apply<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
             }
         }
     }
-    if moves.len() >= PHASED_MOVES && moves.len() < TWICE as usize {
-        return apply_in_phases(s, moves, batch);
+    if phased {
+        return apply_in_phases(s, moves, batch, kept);
     }
     apply_in_order(s, moves, &batch.slots, &batch.boxes, 0..moves.len())
+}
+
+/// Phase 1 of [`apply_in_phases`] for one checked move: the node keeping
+/// the object of `slot` at its new box `aabb` ([`Family::keeps`]) and its
+/// entry in the lists, or `NONE`s where the move changes the tree.
+#[inline]
+fn keep_place<V: Vector, T, S: Family<V, T>>(s: &S, slot: u32, aabb: &Aabb<V>) -> (u32, u32) {
+    let place = s.core().store.slot(slot);
+    if place.node != NONE && s.keeps(place.node, aabb) {
+        let start = s.core().nodes[place.node as usize].block().start;
+        (place.node, start + place.pos)
+    } else {
+        (NONE, NONE)
+    }
 }
 
 /// Applies the checked moves `which` (indices into `moves`), in order.
@@ -1282,44 +1496,59 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
     s: &mut S,
     moves: &[(Handle, Shape<V>)],
     batch: &mut Batch<V>,
+    kept: bool,
 ) -> Result<(), Error> {
     let (slots, boxes) = (&batch.slots, &batch.boxes);
-    {
+    if !kept {
         let s = &*s;
         map_into_zip(slots, boxes, &mut batch.keep, |&slot, aabb| {
-            let place = s.core().store.slot(slot);
-            if place.node != NONE && s.keeps(place.node, aabb) {
-                let start = s.core().nodes[place.node as usize].block().start;
-                (place.node, start + place.pos)
-            } else {
-                (NONE, NONE)
-            }
+            keep_place(s, slot, aabb)
         });
     }
+    let n = moves.len();
     let core = s.core_mut();
+    // Which moves phase 2 writes: those whose node keeps them and whose
+    // object no other move of the batch moves. The tables are `NONE`
+    // throughout between batches. Every pass runs on the threads, and
+    // none depends on their number: each writes places of its own, or
+    // (a slot moved twice) the same value from every thread.
     let by_slot = &mut batch.by_slot;
-    by_slot.clear();
-    by_slot.resize(core.store.capacity(), NONE);
-    for (i, &slot) in slots.iter().enumerate() {
-        let e = &mut by_slot[slot as usize];
-        *e = if *e == NONE { i as u32 } else { TWICE };
-    }
+    by_slot.grow_to(core.store.capacity());
+    let by_slot = &*by_slot;
+    // Each moved slot names one of its moves...
+    each_index(n, |i| by_slot.set(slots[i] as usize, i as u32));
+    // ... then `TWICE` where another move of it did not win.
+    each_index(n, |i| {
+        let slot = slots[i] as usize;
+        if by_slot.get(slot) != i as u32 {
+            by_slot.set(slot, TWICE);
+        }
+    });
     let by_entry = &mut batch.by_entry;
-    by_entry.clear();
-    by_entry.resize(core.lists.items.len(), NONE);
-    batch.rest.clear();
-    let mut count = 0u64;
+    by_entry.grow_to(core.lists.items.len());
+    let by_entry = &*by_entry;
+    let parts = n.div_ceil(PART_MOVES);
+    if batch.rest.len() < parts {
+        batch.rest.resize_with(parts, Vec::new);
+    }
+    let rest = &mut batch.rest[..parts];
     // From here a move keeps its place in `keep` only if phase 2 writes
     // it (an object moved twice is left to phase 3).
-    for (i, k) in batch.keep.iter_mut().enumerate() {
-        if k.0 != NONE && by_slot[slots[i] as usize] == i as u32 {
-            by_entry[k.1 as usize] = i as u32;
-            count += 1;
-        } else {
-            *k = (NONE, NONE);
-            batch.rest.push(i as u32);
+    let count = sum_zip_chunks(rest, &mut batch.keep, PART_MOVES, |c, rest, keep| {
+        rest.clear();
+        let mut count = 0;
+        for (j, k) in keep.iter_mut().enumerate() {
+            let i = c * PART_MOVES + j;
+            if k.0 != NONE && by_slot.get(slots[i] as usize) == i as u32 {
+                by_entry.set(k.1 as usize, i as u32);
+                count += 1;
+            } else {
+                *k = (NONE, NONE);
+                rest.push(i as u32);
+            }
         }
-    }
+        count
+    });
     let keep = &batch.keep;
     // The nodes whose boxes changed, for the query boxes: one by one for
     // a few, all at once when they are many (the next refresh then
@@ -1333,30 +1562,71 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
             }
         }
     }
-    let by_slot = &*by_slot;
-    zip_each(core.store.slots_mut(), by_slot, |place, &i| {
+    // Each table's entries are cleared as they are read, so that the
+    // tables are `NONE` throughout between batches.
+    let store = core.store.slots_mut();
+    let table = &by_slot.0[..store.len()];
+    zip_each(store, table, |place, e| {
+        let i = e.load(Ordering::Relaxed);
+        if i == NONE {
+            return;
+        }
+        e.store(NONE, Ordering::Relaxed);
         let i = i as usize;
-        // `TWICE` and `NONE` are past the moves.
-        if i < slots.len() && keep[i].0 != NONE {
+        // `TWICE` is past the moves.
+        if i < n && keep[i].0 != NONE {
             let o = place.obj.as_mut().expect("a moved slot holds an object");
             o.shape = moves[i].1;
             o.aabb = boxes[i];
         }
     });
-    zip_each(&mut core.lists.items, by_entry, |it, &i| {
-        if i != NONE {
-            it.aabb = boxes[i as usize];
+    let items = &mut core.lists.items;
+    let table = &by_entry.0[..items.len()];
+    zip_chunks(items, table, GATHER_CHUNK, |items, table| {
+        for (j, (it, e)) in items.iter_mut().zip(table).enumerate() {
+            // The box of the move a few entries on, at random in the
+            // moves' order, asked for early (a hint).
+            let ahead = table.get(j + GATHER_AHEAD);
+            if let Some(b) = ahead.and_then(|e| boxes.get(e.load(Ordering::Relaxed) as usize)) {
+                prefetch(b);
+            }
+            let i = e.load(Ordering::Relaxed);
+            if i != NONE {
+                e.store(NONE, Ordering::Relaxed);
+                it.aabb = boxes[i as usize];
+            }
         }
     });
+    debug_assert!(
+        by_slot
+            .0
+            .iter()
+            .chain(&by_entry.0)
+            .all(|e| e.load(Ordering::Relaxed) == NONE),
+        "a table entry of the batch was left behind"
+    );
     s.note_in_place(count);
-    apply_in_order(
-        s,
-        moves,
-        &batch.slots,
-        &batch.boxes,
-        batch.rest.iter().map(|&i| i as usize),
-    )
+    // Phase 3, in order. Its moves lie at random in the store and the
+    // lists: each asks early for what a later one reads (a hint).
+    let rest = &batch.rest[..parts];
+    let mut far = rest.iter().flatten().skip(REST_AHEAD);
+    let mut near = rest.iter().flatten().skip(REST_AHEAD / 2);
+    for &i in rest.iter().flatten() {
+        let core = s.core();
+        if let Some(&f) = far.next() {
+            core.prefetch_slot(slots[f as usize]);
+        }
+        if let Some(&m) = near.next() {
+            core.prefetch_place(slots[m as usize]);
+        }
+        apply_in_order(s, moves, slots, boxes, core::iter::once(i as usize))?;
+    }
+    Ok(())
 }
+
+/// How many moves ahead phase 3 of [`apply_in_phases`] asks for a move's
+/// slot in the store (and half as many, for its node and list entry).
+const REST_AHEAD: usize = 8;
 
 /// The one implementation of [`SpatialIndex`](crate::SpatialIndex) for every tree family:
 /// `impl_spatial_index!(Orthtree)` gives a type implementing [`Family`]
