@@ -593,7 +593,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         J: PairTasks<V, T> + Sync,
         J::Task: Send + Sync,
         J::Work: Send,
-        R: Send,
+        R: Copy + Send + Sync,
         M: Fn(Handle, Handle, &Object<V, T>, &Object<V, T>) -> Option<R> + Sync,
     {
         use rayon::prelude::*;
@@ -613,9 +613,8 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
                     (found, c)
                 })
                 .collect();
-            out.reserve(parts.iter().map(|(v, _)| v.len()).sum());
-            for (found, c) in parts {
-                out.extend(found);
+            join_parts(&parts, out);
+            for (_, c) in parts {
                 counters = counters.merged(c);
             }
         }
@@ -626,6 +625,51 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         });
         self.counters.add(&counters);
     }
+}
+
+/// Records from which [`join_parts`] copies on the threads.
+#[cfg(feature = "rayon")]
+const PAR_JOIN: usize = 1 << 16;
+
+/// The records of every part, in order, appended to `out`: on rayon's
+/// threads for many (each thread copies a range of `out`, finding its
+/// part by the parts' offsets), else in a loop. A million pairs took
+/// 2.2 ms on one thread, a tenth of the pair search on 16 (BENCHMARKS.md,
+/// the kernel's twelfth session).
+#[cfg(feature = "rayon")]
+fn join_parts<R: Copy + Send + Sync, C: Sync>(parts: &[(Vec<R>, C)], out: &mut Vec<R>) {
+    use rayon::prelude::*;
+    // starts[p]: where part p begins; the last entry is the total.
+    let mut starts = Vec::with_capacity(parts.len() + 1);
+    let mut total = 0;
+    for (v, _) in parts {
+        starts.push(total);
+        total += v.len();
+    }
+    starts.push(total);
+    out.reserve(total);
+    if total < PAR_JOIN {
+        for (v, _) in parts {
+            out.extend_from_slice(v);
+        }
+        return;
+    }
+    out.par_extend(
+        (0..total)
+            .into_par_iter()
+            .with_min_len(PAR_JOIN / 4)
+            .map_init(
+                || 0,
+                |p: &mut usize, k| {
+                    // The part of record k: the last one starting at or
+                    // before k (an empty part starts where the next does).
+                    if !(starts[*p] <= k && k < starts[*p + 1]) {
+                        *p = starts.partition_point(|&s| s <= k) - 1;
+                    }
+                    parts[*p].0[k - starts[*p]]
+                },
+            ),
+    );
 }
 
 /// A region selecting the objects whose boxes meet a box: the candidates
@@ -714,7 +758,7 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     fn par_collect<R, M>(&self, record: M, out: &mut Vec<R>)
     where
         T: Sync,
-        R: Send,
+        R: Copy + Send + Sync,
         M: Fn(Handle, Handle, &Object<V, T>, &Object<V, T>) -> Option<R> + Sync,
     {
         out.clear();
@@ -884,7 +928,7 @@ where
 pub(crate) fn par_search<V: Vector, T, S: Family<V, T>, R, M>(s: &S, record: M, out: &mut Vec<R>)
 where
     T: Sync,
-    R: Send,
+    R: Copy + Send + Sync,
     M: Fn(Handle, Handle, &Object<V, T>, &Object<V, T>) -> Option<R> + Sync,
 {
     #[cfg(feature = "rayon")]
@@ -1987,7 +2031,7 @@ macro_rules! pair_search_methods {
         fn par_collect<R, M>(&self, record: M, out: &mut Vec<R>)
         where
             T: Sync,
-            R: Send,
+            R: Copy + Send + Sync,
             M: Fn(
                     $crate::Handle,
                     $crate::Handle,

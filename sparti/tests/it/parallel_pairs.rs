@@ -392,3 +392,74 @@ fn large_scenes_give_the_same_pairs_on_any_pool() {
     large(LooseQuadtree::<u32>::new);
     large(Bsp2::<u32>::new);
 }
+
+/// A search with more pairs than the join of the tasks' results copies on
+/// one thread (65,536): the pairs are copied into the result on the
+/// threads, in the order `pairs` gives them, on pools of 1, 2 and 5
+/// threads; the same for contacts; and the pair set is the brute force's.
+fn many_pairs<V: Vector, S: SpatialIndex<V, u32> + Send + Sync>(make: fn() -> S) {
+    let mut r = crate::common::rng(77);
+    let n = 15_000u32;
+    // About 100,000 pairs of unit spheres.
+    let side = if V::DIM == 3 { 33.0 } else { 119.0 };
+    let descs: Vec<_> = (0..n)
+        .map(|i| ObjectDesc::new(Shape::sphere(in_cube::<V>(&mut r, 0.0, side), 1.0), i))
+        .collect();
+    let mut t = make();
+    t.insert_many(descs.clone()).expect("valid");
+    t.flush();
+    let mut one = Vec::new();
+    t.pairs(&mut one);
+    assert!(
+        one.len() > 1 << 16,
+        "{} pairs: too few to be joined on the threads",
+        one.len()
+    );
+    let mut contacts_one = Vec::new();
+    t.contacts(&mut contacts_one);
+    for pool in pools() {
+        let threads = pool.current_num_threads();
+        let mut many = Vec::new();
+        pool.install(|| t.par_pairs(&mut many));
+        assert!(
+            one == many,
+            "{threads} threads gave other pairs or another order"
+        );
+        let mut contacts: Vec<Contact<V>> = Vec::new();
+        pool.install(|| t.par_contacts(&mut contacts));
+        assert!(
+            contacts_one == contacts,
+            "{threads} threads gave other contacts or another order"
+        );
+    }
+    let value = |p: &Pair, h: &dyn Fn(Handle) -> u32| {
+        let (a, b) = (h(p.a), h(p.b));
+        (a.min(b), a.max(b))
+    };
+    let mut have: Vec<_> = one
+        .iter()
+        .map(|p| value(p, &|h| t.get(h).unwrap().value))
+        .collect();
+    let mut brute = BruteForce::<V, u32>::new();
+    brute.insert_many(descs).expect("valid");
+    let mut want = Vec::new();
+    brute.pairs(&mut want);
+    let mut want: Vec<_> = want
+        .iter()
+        .map(|p| value(p, &|h| brute.get(h).unwrap().value))
+        .collect();
+    have.sort_unstable();
+    want.sort_unstable();
+    assert!(
+        have == want,
+        "the tree's pairs differ from the brute force's"
+    );
+}
+
+#[test]
+fn many_pairs_are_joined_in_order_on_any_pool() {
+    many_pairs(Octree::<u32>::new);
+    many_pairs(LooseOctree::<u32>::new);
+    many_pairs(Bsp3::<u32>::new);
+    many_pairs(LooseQuadtree::<u32>::new);
+}
