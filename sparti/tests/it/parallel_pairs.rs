@@ -315,27 +315,7 @@ fn large<V: Vector, S: SpatialIndex<V, u32> + Send + Sync>(make: fn() -> S) {
         trees[0].pairs(&mut one);
         let counters = trees[0].counters();
         if frame == 0 {
-            let value = |p: &Pair, t: &dyn Fn(Handle) -> u32| {
-                let (a, b) = (t(p.a), t(p.b));
-                (a.min(b), a.max(b))
-            };
-            let mut have: Vec<_> = one
-                .iter()
-                .map(|p| value(p, &|h| trees[0].get(h).unwrap().value))
-                .collect();
-            let mut want = Vec::new();
-            brute.pairs(&mut want);
-            let mut want: Vec<_> = want
-                .iter()
-                .map(|p| value(p, &|h| brute.get(h).unwrap().value))
-                .collect();
-            have.sort_unstable();
-            want.sort_unstable();
-            assert_eq!(
-                have, want,
-                "{}: the tree's pairs differ from the brute force's",
-                c.name
-            );
+            assert_brute_force_pairs(c.name, &trees[0], &one, &brute);
         }
         for (k, pool) in pools.iter().enumerate() {
             let t = &mut trees[k + 1];
@@ -432,16 +412,27 @@ fn many_pairs<V: Vector, S: SpatialIndex<V, u32> + Send + Sync>(make: fn() -> S)
             "{threads} threads gave other contacts or another order"
         );
     }
+    let mut brute = BruteForce::<V, u32>::new();
+    brute.insert_many(descs).expect("valid");
+    assert_brute_force_pairs("many pairs", &t, &one, &brute);
+}
+
+/// `pairs`, found by `tree`, are the brute force's as a set (compared by
+/// the objects' values).
+fn assert_brute_force_pairs<V: Vector, S: SpatialIndex<V, u32>>(
+    name: &str,
+    tree: &S,
+    pairs: &[Pair],
+    brute: &BruteForce<V, u32>,
+) {
     let value = |p: &Pair, h: &dyn Fn(Handle) -> u32| {
         let (a, b) = (h(p.a), h(p.b));
         (a.min(b), a.max(b))
     };
-    let mut have: Vec<_> = one
+    let mut have: Vec<_> = pairs
         .iter()
-        .map(|p| value(p, &|h| t.get(h).unwrap().value))
+        .map(|p| value(p, &|h| tree.get(h).unwrap().value))
         .collect();
-    let mut brute = BruteForce::<V, u32>::new();
-    brute.insert_many(descs).expect("valid");
     let mut want = Vec::new();
     brute.pairs(&mut want);
     let mut want: Vec<_> = want
@@ -452,7 +443,7 @@ fn many_pairs<V: Vector, S: SpatialIndex<V, u32> + Send + Sync>(make: fn() -> S)
     want.sort_unstable();
     assert!(
         have == want,
-        "the tree's pairs differ from the brute force's"
+        "{name}: the tree's pairs differ from the brute force's"
     );
 }
 
