@@ -144,11 +144,6 @@ pub(crate) struct Grid {
     key: Vec<u32>,
     /// Cell numbers of the objects in list order (the sort's input).
     src_key: Vec<u32>,
-    /// A threaded build's routing ([`route_sources`]): the objects' list
-    /// positions grouped by source chunk then by piece of the scatter,
-    /// and each group's start and length.
-    order: Vec<u32>,
-    route: Vec<u32>,
     /// `cell_start[k]`: the position of cell `k`'s first object; one more
     /// entry for the end.
     cell_start: Vec<u32>,
@@ -499,123 +494,23 @@ impl Piece<'_> {
     /// object read in the same (backward) order.
     fn scatter<V: Vector>(&mut self, items: &[Item<V>], keys: &[u32]) {
         for (it, &k) in items.iter().zip(keys).rev() {
-            let c = k.wrapping_sub(self.first_cell) as usize;
-            if c < self.cell_end.len() {
-                self.put(c, it, k);
+            let Some(end) = self
+                .cell_end
+                .get_mut(k.wrapping_sub(self.first_cell) as usize)
+            else {
+                continue;
+            };
+            *end -= 1;
+            let p = (*end - self.first_pos) as usize;
+            for a in 0..V::DIM {
+                self.lo[a][p] = it.aabb.min.get(a);
+                self.hi[a][p] = it.aabb.max.get(a);
             }
+            self.slot[p] = it.slot;
+            self.is_static[p] = it.is_static;
+            self.key[p] = k;
         }
     }
-
-    /// [`Piece::scatter`] of piece `d` of `parts`, reading only its own
-    /// objects, as [`route_sources`] grouped them: the same objects in the
-    /// same (backward) order.
-    fn scatter_routed<V: Vector>(
-        &mut self,
-        items: &[Item<V>],
-        keys: &[u32],
-        order: &[u32],
-        route: &[u32],
-        d: usize,
-        parts: usize,
-    ) {
-        for row in route.chunks(2 * parts).rev() {
-            let (start, len) = (row[2 * d] as usize, row[2 * d + 1] as usize);
-            for &i in order[start..start + len].iter().rev() {
-                let k = keys[i as usize];
-                self.put(
-                    k.wrapping_sub(self.first_cell) as usize,
-                    &items[i as usize],
-                    k,
-                );
-            }
-        }
-    }
-
-    /// Writes object `it` of cell `k` (the piece's cell `c`) at the
-    /// position before its cell's end so far, and moves that end down.
-    #[inline(always)]
-    fn put<V: Vector>(&mut self, c: usize, it: &Item<V>, k: u32) {
-        let end = &mut self.cell_end[c];
-        *end -= 1;
-        let p = (*end - self.first_pos) as usize;
-        for a in 0..V::DIM {
-            self.lo[a][p] = it.aabb.min.get(a);
-            self.hi[a][p] = it.aabb.max.get(a);
-        }
-        self.slot[p] = it.slot;
-        self.is_static[p] = it.is_static;
-        self.key[p] = k;
-    }
-}
-
-/// Pieces from which a threaded build routes each piece's objects to it
-/// ([`route_sources`]) rather than have every piece read every key.
-const ROUTE_FROM: usize = 4;
-
-/// Groups the objects of a threaded build by the piece of the scatter
-/// their cell falls in (`cut_cells`: each piece's first cell): for each
-/// source chunk of `chunk` list positions in turn, its objects' positions
-/// grouped by piece, each group in list order, into `order`; in `route`,
-/// one row per source chunk, each group's start in `order` and length.
-/// Room (`NONE` keys) goes nowhere. Two passes of each source chunk, on
-/// the threads: count, then write.
-fn route_sources(
-    keys: &[u32],
-    chunk: usize,
-    cut_cells: &[usize],
-    order: &mut Vec<u32>,
-    route: &mut Vec<u32>,
-) {
-    let parts = cut_cells.len();
-    let piece_of = |k: u32| cut_cells[1..].partition_point(|&c| c <= k as usize);
-    let chunks = keys.len().div_ceil(chunk);
-    route.clear();
-    route.resize(2 * parts * chunks, 0);
-    // Each chunk's objects per piece.
-    for_parts(
-        keys.chunks(chunk).zip(route.chunks_mut(2 * parts)),
-        |(keys, row)| {
-            for &k in keys {
-                if k != NONE {
-                    row[2 * piece_of(k) + 1] += 1;
-                }
-            }
-        },
-    );
-    // The groups' starts, chunk by chunk, piece by piece.
-    let mut total = 0;
-    let mut bounds = [0usize; MAX_PARTS];
-    for (s, row) in route.chunks_mut(2 * parts).enumerate() {
-        bounds[s] = total as usize;
-        for g in row.chunks_mut(2) {
-            g[0] = total;
-            total += g[1];
-        }
-    }
-    order.clear();
-    order.resize(total as usize, NONE);
-    // Each chunk writes its own range of `order`.
-    let ranges: Vec<&mut [u32]> = split_at_all(order, &bounds[1..chunks]).collect();
-    for_parts(
-        ranges
-            .into_iter()
-            .zip(keys.chunks(chunk).zip(route.chunks(2 * parts)))
-            .enumerate(),
-        |(s, (out, (keys, row)))| {
-            let base = row[0];
-            let mut next = [0u32; MAX_PARTS];
-            for (d, g) in row.chunks(2).enumerate() {
-                next[d] = g[0] - base;
-            }
-            for (j, &k) in keys.iter().enumerate() {
-                if k != NONE {
-                    let d = piece_of(k);
-                    out[next[d] as usize] = (s * chunk + j) as u32;
-                    next[d] += 1;
-                }
-            }
-        },
-    );
 }
 
 impl Grid {
@@ -625,8 +520,6 @@ impl Grid {
             + self.slot.capacity()
             + self.key.capacity()
             + self.src_key.capacity()
-            + self.order.capacity()
-            + self.route.capacity()
             + self.cell_start.capacity())
             * 4
             + self.is_static.capacity()
@@ -860,24 +753,8 @@ impl Grid {
             cut_pos[i] = self.cell_start[cut_cells[i] - 1] as usize;
         }
         let src_key = core::mem::take(&mut self.src_key);
-        if parts >= ROUTE_FROM {
-            // Each piece reads only its own objects (found by one pass
-            // of each source chunk), not every object's key.
-            let (mut order, mut route) = (
-                core::mem::take(&mut self.order),
-                core::mem::take(&mut self.route),
-            );
-            route_sources(&src_key, chunk, &cut_cells[..parts], &mut order, &mut route);
-            let pieces = self.scatter_pieces(&cut_cells[..parts], &cut_pos[..parts], cells);
-            let (order_ref, route_ref) = (&order, &route);
-            for_parts(pieces.enumerate(), |(d, mut piece)| {
-                piece.scatter_routed(items, &src_key, order_ref, route_ref, d, parts);
-            });
-            (self.order, self.route) = (order, route);
-        } else {
-            let pieces = self.scatter_pieces(&cut_cells[..parts], &cut_pos[..parts], cells);
-            for_parts(pieces, |mut piece| piece.scatter(items, &src_key));
-        }
+        let pieces = self.scatter_pieces(&cut_cells[..parts], &cut_pos[..parts], cells);
+        for_parts(pieces, |mut piece| piece.scatter(items, &src_key));
         self.src_key = src_key;
         self.cell_start[cells] = n as u32;
         true
