@@ -629,15 +629,20 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     }
 }
 
-/// Records from which [`join_parts`] copies on the threads.
+/// Records from which [`join_parts`] copies on the threads, and threads
+/// from which it does: on fewer, a loop of copies is faster (measured at
+/// a million pairs: 0.9 ms against 2.0 on one thread).
 #[cfg(feature = "rayon")]
 const PAR_JOIN: usize = 1 << 16;
+#[cfg(feature = "rayon")]
+const JOIN_THREADS: usize = 4;
 
 /// The records of every part, in order, appended to `out`: on rayon's
-/// threads for many (each thread copies a range of `out`, finding its
-/// part by the parts' offsets), else in a loop. A million pairs took
-/// 2.2 ms on one thread, a tenth of the pair search on 16 (BENCHMARKS.md,
-/// the kernel's twelfth session).
+/// threads for many on a pool of [`JOIN_THREADS`] or more (each thread
+/// copies a range of `out`, finding its part by the parts' offsets),
+/// else in a loop. On 16 cores a million pairs took 2.2 ms in a loop, a
+/// tenth of the pair search, and 0.5-0.6 ms on the threads
+/// (BENCHMARKS.md, the kernel's twelfth session).
 #[cfg(feature = "rayon")]
 fn join_parts<R: Copy + Send + Sync, C: Sync>(parts: &[(Vec<R>, C)], out: &mut Vec<R>) {
     use rayon::prelude::*;
@@ -650,7 +655,7 @@ fn join_parts<R: Copy + Send + Sync, C: Sync>(parts: &[(Vec<R>, C)], out: &mut V
     }
     starts.push(total);
     out.reserve(total);
-    if total < PAR_JOIN {
+    if total < PAR_JOIN || rayon::current_num_threads() < JOIN_THREADS {
         for (v, _) in parts {
             out.extend_from_slice(v);
         }
