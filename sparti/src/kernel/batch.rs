@@ -88,8 +88,12 @@ fn fill3<S: Sync, A: Send, B: Send, C: Send>(
         .for_each(|(((x, y), z), s)| chunk(x, y, z, s));
 }
 
-/// Elements per task of [`fill3`].
+/// Elements per task of [`fill3`] (built for fuzzing, a few, so that the
+/// fuzzer's small batches have several).
+#[cfg(not(fuzzing))]
 const FILL_CHUNK: usize = 2048;
+#[cfg(fuzzing)]
+const FILL_CHUNK: usize = 3;
 
 /// `v` made `n` long, to be overwritten: its elements kept where it is
 /// long enough (no pass over them), `fill` added where it is not.
@@ -147,8 +151,11 @@ fn zip_chunks<A: Send, B: Sync>(
 }
 
 /// List entries per task of [`apply_in_phases`]' writes of the kept
-/// moves' boxes.
+/// moves' boxes (built for fuzzing, a few).
+#[cfg(not(fuzzing))]
 const GATHER_CHUNK: usize = 4096;
+#[cfg(fuzzing)]
+const GATHER_CHUNK: usize = 5;
 /// How many entries ahead those writes ask for a move's box.
 const GATHER_AHEAD: usize = 16;
 
@@ -221,8 +228,12 @@ impl Table {
 }
 
 /// Moves per part of [`apply_in_phases`]' decision pass: each part lists
-/// the moves it leaves to phase 3, and the parts are applied in order.
+/// the moves it leaves to phase 3, and the parts are applied in order
+/// (built for fuzzing, a few).
+#[cfg(not(fuzzing))]
 const PART_MOVES: usize = 1 << 14;
+#[cfg(fuzzing)]
+const PART_MOVES: usize = 3;
 
 /// The tables of [`update_many`], kept between batches so that a frame's
 /// batch allocates nothing once warm (counted in the structure's memory).
@@ -386,8 +397,9 @@ fn check_and_apply<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
 const CHECK_AHEAD: usize = 16;
 
 /// Nodes from which the checks of a large batch prefetch each move's node
-/// (measured at a million objects: the BSP's 395,071 nodes 93 -> 36 ms a
-/// batch; the loose octree's 5,803, which the caches hold, 27 -> 28 ms).
+/// (measured at a million objects, one thread: the BSP's checks and
+/// phase 1, over its 395,071 nodes, 86-94 -> 36-37 ms a batch; the loose
+/// octree's, over its 5,803 nodes, which the caches hold, 0.7 ms slower).
 const PREFETCH_NODES_FROM: usize = 1 << 15;
 
 /// Phase 1 of [`apply_in_phases`] for one checked move: the node keeping

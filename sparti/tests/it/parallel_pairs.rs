@@ -374,9 +374,9 @@ fn large_scenes_give_the_same_pairs_on_any_pool() {
 }
 
 /// A search with more pairs than the join of the tasks' results copies on
-/// one thread (65,536): the pairs are copied into the result on the
-/// threads, in the order `pairs` gives them, on pools of 1, 2 and 5
-/// threads; the same for contacts; and the pair set is the brute force's.
+/// one thread (65,536): on pools of 1, 2 and 5 threads (the last joins on
+/// the threads), the pairs come in the order `pairs` gives them, the same
+/// for contacts; and the pair set is the brute force's.
 fn many_pairs<V: Vector, S: SpatialIndex<V, u32> + Send + Sync>(make: fn() -> S) {
     let mut r = crate::common::rng(77);
     let n = 15_000u32;
