@@ -49,11 +49,13 @@ pub(crate) mod tight_pairs;
 use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
+mod batch;
 pub(crate) mod grid;
 mod lists;
 mod pool;
 mod validate;
 
+pub(crate) use batch::{Batch, update_many};
 pub(crate) use lists::{Block, Lists};
 
 pub(crate) use pool::{
@@ -393,6 +395,52 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         }
     }
 
+    /// Prefetches slot `slot` of the store (its place and its object),
+    /// for a move of it a little later; nothing for a slot past the end.
+    #[inline]
+    pub fn prefetch_slot(&self, slot: u32) {
+        if let Some(place) = self.store.get_slot(slot) {
+            prefetch(place);
+            // A slot may straddle two cache lines.
+            prefetch(&place.obj);
+        }
+    }
+
+    /// Prefetches the node the object of `slot` is filed in (whose slot
+    /// [`Core::prefetch_slot`] asked for earlier); nothing where the slot
+    /// holds no filed object.
+    #[inline]
+    pub fn prefetch_node_of(&self, slot: u32) {
+        let node = self
+            .store
+            .get_slot(slot)
+            .and_then(|place| self.nodes.get(place.node as usize));
+        if let Some(node) = node {
+            prefetch(node);
+        }
+    }
+
+    /// Prefetches the node and the list entry of the object of `slot`
+    /// (whose slot [`Core::prefetch_slot`] asked for earlier), for a move
+    /// of it a little later; nothing where the slot holds no filed
+    /// object.
+    #[inline]
+    pub fn prefetch_place(&self, slot: u32) {
+        let Some(place) = self.store.get_slot(slot) else {
+            return;
+        };
+        if let Some(node) = self.nodes.get(place.node as usize) {
+            prefetch(node);
+            if let Some(it) = self
+                .lists
+                .items
+                .get(node.block().start.wrapping_add(place.pos) as usize)
+            {
+                prefetch(it);
+            }
+        }
+    }
+
     /// The objects filed in node `n`.
     #[inline]
     pub fn items(&self, n: u32) -> &[crate::index::Item<V>] {
@@ -547,7 +595,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         J: PairTasks<V, T> + Sync,
         J::Task: Send + Sync,
         J::Work: Send,
-        R: Send,
+        R: Copy + Send + Sync,
         M: Fn(Handle, Handle, &Object<V, T>, &Object<V, T>) -> Option<R> + Sync,
     {
         use rayon::prelude::*;
@@ -567,9 +615,8 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
                     (found, c)
                 })
                 .collect();
-            out.reserve(parts.iter().map(|(v, _)| v.len()).sum());
-            for (found, c) in parts {
-                out.extend(found);
+            join_parts(&parts, out);
+            for (_, c) in parts {
                 counters = counters.merged(c);
             }
         }
@@ -580,6 +627,56 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         });
         self.counters.add(&counters);
     }
+}
+
+/// Records from which [`join_parts`] copies on the threads, and threads
+/// from which it does: on fewer, a loop of copies is faster (measured at
+/// a million pairs: 0.9 ms against 2.0 on one thread).
+#[cfg(feature = "rayon")]
+const PAR_JOIN: usize = 1 << 16;
+#[cfg(feature = "rayon")]
+const JOIN_THREADS: usize = 4;
+
+/// The records of every part, in order, appended to `out`: on rayon's
+/// threads for many on a pool of [`JOIN_THREADS`] or more (each thread
+/// copies a range of `out`, finding its part by the parts' offsets),
+/// else in a loop. On 16 cores a million pairs took 2.2 ms in a loop, a
+/// tenth of the pair search, and 0.5-0.6 ms on the threads
+/// (BENCHMARKS.md, the kernel's twelfth session).
+#[cfg(feature = "rayon")]
+fn join_parts<R: Copy + Send + Sync, C: Sync>(parts: &[(Vec<R>, C)], out: &mut Vec<R>) {
+    use rayon::prelude::*;
+    // starts[p]: where part p begins; the last entry is the total.
+    let mut starts = Vec::with_capacity(parts.len() + 1);
+    let mut total = 0;
+    for (v, _) in parts {
+        starts.push(total);
+        total += v.len();
+    }
+    starts.push(total);
+    out.reserve(total);
+    if total < PAR_JOIN || rayon::current_num_threads() < JOIN_THREADS {
+        for (v, _) in parts {
+            out.extend_from_slice(v);
+        }
+        return;
+    }
+    out.par_extend(
+        (0..total)
+            .into_par_iter()
+            .with_min_len(PAR_JOIN / 4)
+            .map_init(
+                || 0,
+                |p: &mut usize, k| {
+                    // The part of record k: the last one starting at or
+                    // before k (an empty part starts where the next does).
+                    if !(starts[*p] <= k && k < starts[*p + 1]) {
+                        *p = starts.partition_point(|&s| s <= k) - 1;
+                    }
+                    parts[*p].0[k - starts[*p]]
+                },
+            ),
+    );
 }
 
 /// A region selecting the objects whose boxes meet a box: the candidates
@@ -668,7 +765,7 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     fn par_collect<R, M>(&self, record: M, out: &mut Vec<R>)
     where
         T: Sync,
-        R: Send,
+        R: Copy + Send + Sync,
         M: Fn(Handle, Handle, &Object<V, T>, &Object<V, T>) -> Option<R> + Sync,
     {
         out.clear();
@@ -838,7 +935,7 @@ where
 pub(crate) fn par_search<V: Vector, T, S: Family<V, T>, R, M>(s: &S, record: M, out: &mut Vec<R>)
 where
     T: Sync,
-    R: Send,
+    R: Copy + Send + Sync,
     M: Fn(Handle, Handle, &Object<V, T>, &Object<V, T>) -> Option<R> + Sync,
 {
     #[cfg(feature = "rayon")]
@@ -1037,325 +1134,6 @@ pub(crate) fn prefetch<X>(x: &X) {
     }
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
     let _ = x;
-}
-
-/// Moves from which [`update_many`] checks on rayon's threads (with the
-/// feature). Built for fuzzing, any batch of two or more takes that path,
-/// so the fuzzer checks it on small batches.
-#[cfg(not(fuzzing))]
-const PAR_MOVES: usize = 4096;
-#[cfg(fuzzing)]
-const PAR_MOVES: usize = 2;
-
-/// Moves from which [`update_many`] applies a batch in phases
-/// ([`apply_in_phases`]): with rayon's threads, from [`PAR_MOVES`]; on one
-/// thread the phases only beat the loop where the tree no longer fits the
-/// cache (measured: 8% faster at 1M objects, even at 100k, slower at 10k;
-/// BENCHMARKS.md, fifth session).
-#[cfg(any(feature = "rayon", fuzzing))]
-const PHASED_MOVES: usize = PAR_MOVES;
-#[cfg(not(any(feature = "rayon", fuzzing)))]
-const PHASED_MOVES: usize = 1 << 18;
-
-/// `f` of every element of `src`, its two halves into `a` and `b`, in
-/// order: on rayon's threads with the feature.
-fn map2_into<A: Sync, R: Send, Q: Send>(
-    src: &[A],
-    a: &mut Vec<R>,
-    b: &mut Vec<Q>,
-    f: impl Fn(&A) -> (R, Q) + Sync + Send,
-) {
-    #[cfg(feature = "rayon")]
-    {
-        use rayon::prelude::*;
-        src.par_iter().map(f).unzip_into_vecs(a, b);
-    }
-    #[cfg(not(feature = "rayon"))]
-    {
-        a.clear();
-        b.clear();
-        for (r, q) in src.iter().map(f) {
-            a.push(r);
-            b.push(q);
-        }
-    }
-}
-
-/// `f` of the elements of `a` and `b` at each position, into `out`, in
-/// order: on rayon's threads with the feature.
-fn map_into_zip<A: Sync, B: Sync, R: Send>(
-    a: &[A],
-    b: &[B],
-    out: &mut Vec<R>,
-    f: impl Fn(&A, &B) -> R + Sync + Send,
-) {
-    #[cfg(feature = "rayon")]
-    {
-        use rayon::prelude::*;
-        a.par_iter()
-            .zip(b.par_iter())
-            .map(|(x, y)| f(x, y))
-            .collect_into_vec(out);
-    }
-    #[cfg(not(feature = "rayon"))]
-    {
-        out.clear();
-        out.extend(a.iter().zip(b).map(|(x, y)| f(x, y)));
-    }
-}
-
-/// `f` of every pair of elements of `a` and `b` at the same position: on
-/// rayon's threads with the feature.
-fn zip_each<A: Send, B: Sync>(a: &mut [A], b: &[B], f: impl Fn(&mut A, &B) + Sync + Send) {
-    #[cfg(feature = "rayon")]
-    {
-        use rayon::prelude::*;
-        a.par_iter_mut()
-            .zip(b.par_iter())
-            .for_each(|(x, y)| f(x, y));
-    }
-    #[cfg(not(feature = "rayon"))]
-    a.iter_mut().zip(b).for_each(|(x, y)| f(x, y));
-}
-
-/// The tables of [`update_many`], kept between batches so that a frame's
-/// batch allocates nothing once warm (counted in the structure's memory).
-pub(crate) struct Batch<V: Vector> {
-    /// Each move's slot, once checked (apart from the boxes: the loops
-    /// on one thread read only the slots).
-    slots: Vec<u32>,
-    /// Each move's box, once checked.
-    boxes: Vec<Aabb<V>>,
-    /// Per move, the node keeping it and its entry in the lists, or
-    /// `NONE` (phase 1; then only the moves phase 2 writes keep theirs).
-    keep: Vec<(u32, u32)>,
-    /// Per slot, the move of it, or `NONE`, or [`TWICE`].
-    by_slot: Vec<u32>,
-    /// Per list entry, the move written there in phase 2, or `NONE`.
-    by_entry: Vec<u32>,
-    /// The moves left to phase 3.
-    rest: Vec<u32>,
-}
-
-impl<V: Vector> Default for Batch<V> {
-    fn default() -> Self {
-        Self {
-            slots: Vec::new(),
-            boxes: Vec::new(),
-            keep: Vec::new(),
-            by_slot: Vec::new(),
-            by_entry: Vec::new(),
-            rest: Vec::new(),
-        }
-    }
-}
-
-impl<V: Vector> Batch<V> {
-    /// Bytes held.
-    pub fn memory(&self) -> usize {
-        self.slots.capacity() * 4
-            + self.boxes.capacity() * size_of::<Aabb<V>>()
-            + self.keep.capacity() * 8
-            + (self.by_slot.capacity() + self.by_entry.capacity() + self.rest.capacity()) * 4
-    }
-}
-
-/// [`SpatialIndex::update_many`](crate::SpatialIndex::update_many): every
-/// move checked first (handle, shape, coordinate limits, the `Reject`
-/// policy) and its box computed, on rayon's threads with the feature; then
-/// the moves applied: in order, or for a large batch with the feature, in
-/// the phases of [`apply_in_phases`]. The tables live in the structure
-/// between batches ([`Batch`]).
-///
-/// # Errors
-/// The first bad move's error; nothing is changed then.
-pub(crate) fn update_many<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
-    s: &mut S,
-    moves: &[(Handle, Shape<V>)],
-) -> Result<(), Error> {
-    let mut batch = core::mem::take(&mut s.core_mut().batch);
-    let r = check_and_apply(s, moves, &mut batch);
-    s.core_mut().batch = batch;
-    r
-}
-
-/// [`update_many`] with its tables.
-fn check_and_apply<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
-    s: &mut S,
-    moves: &[(Handle, Shape<V>)],
-    batch: &mut Batch<V>,
-) -> Result<(), Error> {
-    {
-        let s = &*s;
-        let check = |(h, shape): &(Handle, Shape<V>)| -> Result<(u32, Aabb<V>), Error> {
-            let slot = s.core().store.resolve(*h)?;
-            let aabb = crate::index::checked_aabb(shape)?;
-            s.check_move(&aabb)?;
-            Ok((slot, aabb))
-        };
-        batch.slots.clear();
-        batch.boxes.clear();
-        if moves.len() >= PAR_MOVES {
-            // A refused move leaves `NONE`: then the loop below checks the
-            // moves again in order and stops at the first refused one, with
-            // its error (rayon's collect into a `Result` would give some
-            // error, not the first move's: found by fuzzing).
-            // (Whether one was refused is noted on the threads: a scan
-            // of the results after them was a pass of its own, 3 ns per
-            // move at a million.)
-            let refused = core::sync::atomic::AtomicBool::new(false);
-            map2_into(moves, &mut batch.slots, &mut batch.boxes, |m| {
-                check(m).unwrap_or_else(|_| {
-                    refused.store(true, Ordering::Relaxed);
-                    (NONE, Aabb::empty())
-                })
-            });
-            if refused.into_inner() {
-                batch.slots.clear();
-                batch.boxes.clear();
-            }
-        }
-        if batch.slots.len() < moves.len() {
-            for m in moves {
-                let (slot, aabb) = check(m)?;
-                batch.slots.push(slot);
-                batch.boxes.push(aabb);
-            }
-        }
-    }
-    if moves.len() >= PHASED_MOVES && moves.len() < TWICE as usize {
-        return apply_in_phases(s, moves, batch);
-    }
-    apply_in_order(s, moves, &batch.slots, &batch.boxes, 0..moves.len())
-}
-
-/// Applies the checked moves `which` (indices into `moves`), in order.
-fn apply_in_order<V: Vector, T, S: Family<V, T>>(
-    s: &mut S,
-    moves: &[(Handle, Shape<V>)],
-    slots: &[u32],
-    boxes: &[Aabb<V>],
-    which: impl Iterator<Item = usize>,
-) -> Result<(), Error> {
-    for i in which {
-        let ((h, shape), slot, aabb) = (moves[i], slots[i], boxes[i]);
-        if s.core().store.resolve(h).is_err() {
-            // Removed by the `Remove` policy earlier in this batch (the
-            // checks passed): it is in the evicted list.
-            continue;
-        }
-        update_checked(
-            s,
-            Move {
-                handle: h,
-                slot,
-                shape,
-                aabb,
-            },
-        )?;
-    }
-    Ok(())
-}
-
-/// In the slot table of [`apply_in_phases`]: a slot moved more than once.
-const TWICE: u32 = NONE - 1;
-
-/// A large batch in three phases (the first two on rayon's threads with
-/// the feature; on one thread they still pay, their reads and writes
-/// being independent of each other, so that their cache misses overlap):
-/// 1. on the threads, which moves only change a box (the object's node
-///    keeps it: [`Family::keeps`]), and where their list entries are;
-///    read-only;
-/// 2. those moves written on the threads: each thread writes the store's
-///    slots and the lists' entries of its own range, found through tables
-///    by slot and by entry (an object moved twice in the batch is left to
-///    phase 3, so no two moves write the same place);
-/// 3. the other moves (objects that change nodes, leave the world, are
-///    queued, or move twice) applied in order on the calling thread.
-///
-/// No move of phase 2 changes the tree, so each one's node still keeps it
-/// when it is written; phase 3 sees the tree as a loop of `update` in the
-/// same order would, but with the in-place moves already done. The
-/// phases do not depend on the number of threads: the results are the
-/// same, in the same order, on any pool.
-fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
-    s: &mut S,
-    moves: &[(Handle, Shape<V>)],
-    batch: &mut Batch<V>,
-) -> Result<(), Error> {
-    let (slots, boxes) = (&batch.slots, &batch.boxes);
-    {
-        let s = &*s;
-        map_into_zip(slots, boxes, &mut batch.keep, |&slot, aabb| {
-            let place = s.core().store.slot(slot);
-            if place.node != NONE && s.keeps(place.node, aabb) {
-                let start = s.core().nodes[place.node as usize].block().start;
-                (place.node, start + place.pos)
-            } else {
-                (NONE, NONE)
-            }
-        });
-    }
-    let core = s.core_mut();
-    let by_slot = &mut batch.by_slot;
-    by_slot.clear();
-    by_slot.resize(core.store.capacity(), NONE);
-    for (i, &slot) in slots.iter().enumerate() {
-        let e = &mut by_slot[slot as usize];
-        *e = if *e == NONE { i as u32 } else { TWICE };
-    }
-    let by_entry = &mut batch.by_entry;
-    by_entry.clear();
-    by_entry.resize(core.lists.items.len(), NONE);
-    batch.rest.clear();
-    let mut count = 0u64;
-    // From here a move keeps its place in `keep` only if phase 2 writes
-    // it (an object moved twice is left to phase 3).
-    for (i, k) in batch.keep.iter_mut().enumerate() {
-        if k.0 != NONE && by_slot[slots[i] as usize] == i as u32 {
-            by_entry[k.1 as usize] = i as u32;
-            count += 1;
-        } else {
-            *k = (NONE, NONE);
-            batch.rest.push(i as u32);
-        }
-    }
-    let keep = &batch.keep;
-    // The nodes whose boxes changed, for the query boxes: one by one for
-    // a few, all at once when they are many (the next refresh then
-    // recomputes every node, in one pass).
-    if count > 0 && count as usize >= core.nodes.len() / 4 {
-        core.mark_stale();
-    } else {
-        for &(n, _) in keep {
-            if n != NONE {
-                core.mark_node(n);
-            }
-        }
-    }
-    let by_slot = &*by_slot;
-    zip_each(core.store.slots_mut(), by_slot, |place, &i| {
-        let i = i as usize;
-        // `TWICE` and `NONE` are past the moves.
-        if i < slots.len() && keep[i].0 != NONE {
-            let o = place.obj.as_mut().expect("a moved slot holds an object");
-            o.shape = moves[i].1;
-            o.aabb = boxes[i];
-        }
-    });
-    zip_each(&mut core.lists.items, by_entry, |it, &i| {
-        if i != NONE {
-            it.aabb = boxes[i as usize];
-        }
-    });
-    s.note_in_place(count);
-    apply_in_order(
-        s,
-        moves,
-        &batch.slots,
-        &batch.boxes,
-        batch.rest.iter().map(|&i| i as usize),
-    )
 }
 
 /// The one implementation of [`SpatialIndex`](crate::SpatialIndex) for every tree family:
@@ -1664,7 +1442,7 @@ macro_rules! pair_search_methods {
         fn par_collect<R, M>(&self, record: M, out: &mut Vec<R>)
         where
             T: Sync,
-            R: Send,
+            R: Copy + Send + Sync,
             M: Fn(
                     $crate::Handle,
                     $crate::Handle,

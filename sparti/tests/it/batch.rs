@@ -275,8 +275,9 @@ fn update_many_equals_a_loop_of_updates() {
 }
 
 /// A batch large enough for the phases without the `rayon` feature too
-/// (262,144 moves): the objects end where a loop of `update` puts them,
-/// with the same pairs, and the tree is valid.
+/// (262,144 moves), some objects moved twice far apart in it: the objects
+/// end where a loop of `update` puts them, with the same pairs, and the
+/// tree is valid.
 #[test]
 fn a_very_large_batch_equals_a_loop_of_updates() {
     let n = 270_000usize;
@@ -302,6 +303,13 @@ fn a_very_large_batch_equals_a_loop_of_updates() {
             (i, Shape::sphere(c + step, 0.7))
         })
         .collect();
+    // Some objects move again at the end of the batch, many parts of the
+    // phases later (the order of the parts shows: the second move wins).
+    let mut moves = moves;
+    moves.extend((0..300).map(|k| {
+        let c = in_cube::<Vec3>(&mut r, 0.0, side);
+        (k * 900, Shape::sphere(c, 0.7))
+    }));
     let pick = |hs: &[Handle]| -> Vec<(Handle, Shape<Vec3>)> {
         moves.iter().map(|&(i, s)| (hs[i], s)).collect()
     };
@@ -431,7 +439,8 @@ fn update_of_a_queued_object_evicts_under_remove() {
 /// With the `rayon` feature a large batch is applied in phases (the moves
 /// that only change a box on the threads, the others in order): the
 /// structure ends the same, its pairs in the same order, on pools of 1, 2
-/// and 5 threads; and equal, as sets, to a loop of `update`.
+/// and 5 threads (a loop of `update` is compared in
+/// `update_many_equals_a_loop_of_updates`).
 #[cfg(feature = "rayon")]
 fn check_update_many_on_pools<V: Vector, S: SpatialIndex<V, u32> + Send>(
     make: fn() -> S,

@@ -315,27 +315,7 @@ fn large<V: Vector, S: SpatialIndex<V, u32> + Send + Sync>(make: fn() -> S) {
         trees[0].pairs(&mut one);
         let counters = trees[0].counters();
         if frame == 0 {
-            let value = |p: &Pair, t: &dyn Fn(Handle) -> u32| {
-                let (a, b) = (t(p.a), t(p.b));
-                (a.min(b), a.max(b))
-            };
-            let mut have: Vec<_> = one
-                .iter()
-                .map(|p| value(p, &|h| trees[0].get(h).unwrap().value))
-                .collect();
-            let mut want = Vec::new();
-            brute.pairs(&mut want);
-            let mut want: Vec<_> = want
-                .iter()
-                .map(|p| value(p, &|h| brute.get(h).unwrap().value))
-                .collect();
-            have.sort_unstable();
-            want.sort_unstable();
-            assert_eq!(
-                have, want,
-                "{}: the tree's pairs differ from the brute force's",
-                c.name
-            );
+            assert_brute_force_pairs(c.name, &trees[0], &one, &brute);
         }
         for (k, pool) in pools.iter().enumerate() {
             let t = &mut trees[k + 1];
@@ -391,4 +371,86 @@ fn large_scenes_give_the_same_pairs_on_any_pool() {
     large(Quadtree::<u32>::new);
     large(LooseQuadtree::<u32>::new);
     large(Bsp2::<u32>::new);
+}
+
+/// A search with more pairs than the join of the tasks' results copies on
+/// one thread (65,536): on pools of 1, 2 and 5 threads (the last joins on
+/// the threads), the pairs come in the order `pairs` gives them, the same
+/// for contacts; and the pair set is the brute force's.
+fn many_pairs<V: Vector, S: SpatialIndex<V, u32> + Send + Sync>(make: fn() -> S) {
+    let mut r = crate::common::rng(77);
+    let n = 15_000u32;
+    // About 100,000 pairs of unit spheres.
+    let side = if V::DIM == 3 { 33.0 } else { 119.0 };
+    let descs: Vec<_> = (0..n)
+        .map(|i| ObjectDesc::new(Shape::sphere(in_cube::<V>(&mut r, 0.0, side), 1.0), i))
+        .collect();
+    let mut t = make();
+    t.insert_many(descs.clone()).expect("valid");
+    t.flush();
+    let mut one = Vec::new();
+    t.pairs(&mut one);
+    assert!(
+        one.len() > 1 << 16,
+        "{} pairs: too few to be joined on the threads",
+        one.len()
+    );
+    let mut contacts_one = Vec::new();
+    t.contacts(&mut contacts_one);
+    for pool in pools() {
+        let threads = pool.current_num_threads();
+        let mut many = Vec::new();
+        pool.install(|| t.par_pairs(&mut many));
+        assert!(
+            one == many,
+            "{threads} threads gave other pairs or another order"
+        );
+        let mut contacts: Vec<Contact<V>> = Vec::new();
+        pool.install(|| t.par_contacts(&mut contacts));
+        assert!(
+            contacts_one == contacts,
+            "{threads} threads gave other contacts or another order"
+        );
+    }
+    let mut brute = BruteForce::<V, u32>::new();
+    brute.insert_many(descs).expect("valid");
+    assert_brute_force_pairs("many pairs", &t, &one, &brute);
+}
+
+/// `pairs`, found by `tree`, are the brute force's as a set (compared by
+/// the objects' values).
+fn assert_brute_force_pairs<V: Vector, S: SpatialIndex<V, u32>>(
+    name: &str,
+    tree: &S,
+    pairs: &[Pair],
+    brute: &BruteForce<V, u32>,
+) {
+    let value = |p: &Pair, h: &dyn Fn(Handle) -> u32| {
+        let (a, b) = (h(p.a), h(p.b));
+        (a.min(b), a.max(b))
+    };
+    let mut have: Vec<_> = pairs
+        .iter()
+        .map(|p| value(p, &|h| tree.get(h).unwrap().value))
+        .collect();
+    let mut want = Vec::new();
+    brute.pairs(&mut want);
+    let mut want: Vec<_> = want
+        .iter()
+        .map(|p| value(p, &|h| brute.get(h).unwrap().value))
+        .collect();
+    have.sort_unstable();
+    want.sort_unstable();
+    assert!(
+        have == want,
+        "{name}: the tree's pairs differ from the brute force's"
+    );
+}
+
+#[test]
+fn many_pairs_are_joined_in_order_on_any_pool() {
+    many_pairs(Octree::<u32>::new);
+    many_pairs(LooseOctree::<u32>::new);
+    many_pairs(Bsp3::<u32>::new);
+    many_pairs(LooseQuadtree::<u32>::new);
 }
