@@ -209,6 +209,46 @@ impl<D: Default> Cached<D> {
     }
 }
 
+/// The parallel pair search's buffers of records (`Vec<Vec<R>>`, one per
+/// task, for the record type `R` of the last search: pairs or contacts),
+/// kept between searches so that a warm search allocates none. A search
+/// of another record type starts new ones.
+#[derive(Default)]
+#[cfg_attr(not(feature = "rayon"), allow(dead_code))]
+pub(crate) struct Found {
+    bufs: Option<Box<dyn core::any::Any + Send>>,
+    /// Bytes they hold.
+    bytes: usize,
+}
+
+impl Found {
+    /// The buffers, if the last search recorded `R`s (else none).
+    #[cfg(feature = "rayon")]
+    fn take<R: Send + 'static>(&mut self) -> Vec<Vec<R>> {
+        self.bytes = 0;
+        self.bufs
+            .take()
+            .and_then(|b| b.downcast::<Vec<Vec<R>>>().ok())
+            .map_or_else(Vec::new, |b| *b)
+    }
+
+    /// Keeps `bufs` for the next search.
+    #[cfg(feature = "rayon")]
+    fn keep<R: Send + 'static>(&mut self, bufs: Vec<Vec<R>>) {
+        self.bytes = bufs.capacity() * size_of::<Vec<R>>()
+            + bufs
+                .iter()
+                .map(|b| b.capacity() * size_of::<R>())
+                .sum::<usize>();
+        self.bufs = Some(Box::new(bufs));
+    }
+
+    /// Bytes held.
+    pub fn memory(&self) -> usize {
+        self.bytes
+    }
+}
+
 /// Scratch buffers a structure lends its `&self` searches, so that a
 /// search allocates nothing once warm: a search takes them and gives them
 /// back. A second search running at the same time gets new ones.
@@ -281,6 +321,9 @@ pub(crate) struct Core<V: Vector, T, N> {
     pub grid_for_queries: bool,
     /// The grid search's buffers, lent to each search.
     pub grid_work: Spare<grid::Work>,
+    /// The parallel pair search's buffers of records, one per task, kept
+    /// between searches (see [`Found`]).
+    pub found: Spare<Found>,
     /// The tables of `update_many`, kept between batches.
     pub batch: Batch<V>,
     /// The slot after that of the last object moved by `update`: a move
@@ -307,6 +350,7 @@ impl<V: Vector, T, N: TreeNode<V>> Default for Core<V, T, N> {
             grid: Cached::default(),
             grid_for_queries: false,
             grid_work: Spare::default(),
+            found: Spare::default(),
             batch: Batch::default(),
             next_move: NONE,
         }
@@ -541,6 +585,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
             + self.lists.memory()
             + self.grid.with_current(grid::Grid::memory)
             + self.grid_work.with(|w| w.map_or(0, grid::Work::memory))
+            + self.found.with(|f| f.map_or(0, Found::memory))
             + self.batch.memory()
     }
 }
@@ -595,30 +640,37 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         J: PairTasks<V, T> + Sync,
         J::Task: Send + Sync,
         J::Work: Send,
-        R: Copy + Send + Sync,
+        R: Copy + Send + Sync + 'static,
         M: Fn(Handle, Handle, &Object<V, T>, &Object<V, T>) -> Option<R> + Sync,
     {
         use rayon::prelude::*;
         out.clear();
         if let Some(job) = job {
-            let parts: Vec<(Vec<R>, Counters)> = job
-                .tasks()
-                .par_iter()
-                .map_init(J::Work::default, |work, &task| {
+            let tasks = job.tasks();
+            let mut found = self.found.take();
+            let mut bufs = found.take::<R>();
+            if bufs.len() < tasks.len() {
+                bufs.resize_with(tasks.len(), Vec::new);
+            }
+            let parts = &mut bufs[..tasks.len()];
+            let c = parts
+                .par_iter_mut()
+                .zip(tasks.par_iter())
+                .map_init(J::Work::default, |work, (buf, &task)| {
                     let mut c = Counters::default();
-                    let mut found = Vec::new();
+                    buf.clear();
                     job.run(task, work, &mut c, &mut |a, b, oa, ob| {
                         if let Some(r) = record(a, b, oa, ob) {
-                            found.push(r);
+                            buf.push(r);
                         }
                     });
-                    (found, c)
+                    c
                 })
-                .collect();
-            join_parts(&parts, out);
-            for (_, c) in parts {
-                counters = counters.merged(c);
-            }
+                .reduce(Counters::default, Counters::merged);
+            counters = counters.merged(c);
+            join_parts(parts, out);
+            found.keep(bufs);
+            self.found.put(found);
         }
         self.pending_pairs(&mut counters, &mut |a, b, oa, ob| {
             if let Some(r) = record(a, b, oa, ob) {
@@ -644,19 +696,19 @@ const JOIN_THREADS: usize = 4;
 /// tenth of the pair search, and 0.5-0.6 ms on the threads
 /// (BENCHMARKS.md, the kernel's twelfth session).
 #[cfg(feature = "rayon")]
-fn join_parts<R: Copy + Send + Sync, C: Sync>(parts: &[(Vec<R>, C)], out: &mut Vec<R>) {
+fn join_parts<R: Copy + Send + Sync>(parts: &[Vec<R>], out: &mut Vec<R>) {
     use rayon::prelude::*;
     // starts[p]: where part p begins; the last entry is the total.
     let mut starts = Vec::with_capacity(parts.len() + 1);
     let mut total = 0;
-    for (v, _) in parts {
+    for v in parts {
         starts.push(total);
         total += v.len();
     }
     starts.push(total);
     out.reserve(total);
     if total < PAR_JOIN || rayon::current_num_threads() < JOIN_THREADS {
-        for (v, _) in parts {
+        for v in parts {
             out.extend_from_slice(v);
         }
         return;
@@ -673,7 +725,7 @@ fn join_parts<R: Copy + Send + Sync, C: Sync>(parts: &[(Vec<R>, C)], out: &mut V
                     if !(starts[*p] <= k && k < starts[*p + 1]) {
                         *p = starts.partition_point(|&s| s <= k) - 1;
                     }
-                    parts[*p].0[k - starts[*p]]
+                    parts[*p][k - starts[*p]]
                 },
             ),
     );
@@ -765,7 +817,7 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     fn par_collect<R, M>(&self, record: M, out: &mut Vec<R>)
     where
         T: Sync,
-        R: Copy + Send + Sync,
+        R: Copy + Send + Sync + 'static,
         M: Fn(Handle, Handle, &Object<V, T>, &Object<V, T>) -> Option<R> + Sync,
     {
         out.clear();
@@ -935,7 +987,7 @@ where
 pub(crate) fn par_search<V: Vector, T, S: Family<V, T>, R, M>(s: &S, record: M, out: &mut Vec<R>)
 where
     T: Sync,
-    R: Copy + Send + Sync,
+    R: Copy + Send + Sync + 'static,
     M: Fn(Handle, Handle, &Object<V, T>, &Object<V, T>) -> Option<R> + Sync,
 {
     #[cfg(feature = "rayon")]
@@ -1442,7 +1494,7 @@ macro_rules! pair_search_methods {
         fn par_collect<R, M>(&self, record: M, out: &mut Vec<R>)
         where
             T: Sync,
-            R: Copy + Send + Sync,
+            R: Copy + Send + Sync + 'static,
             M: Fn(
                     $crate::Handle,
                     $crate::Handle,

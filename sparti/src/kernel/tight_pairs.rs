@@ -343,7 +343,7 @@ pub(crate) fn par_collect<V: Vector, T, S: TightFamily<V, T>, R, M>(
     out: &mut Vec<R>,
 ) where
     T: Sync,
-    R: Copy + Send + Sync,
+    R: Copy + Send + Sync + 'static,
     M: Fn(Handle, Handle, &Object<V, T>, &Object<V, T>) -> Option<R> + Sync,
 {
     let core = tree.core();

@@ -625,7 +625,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     pub(crate) fn par_collect<R, M>(&self, record: M, out: &mut Vec<R>)
     where
         T: Sync,
-        R: Copy + Send + Sync,
+        R: Copy + Send + Sync + 'static,
         M: Fn(Handle, Handle, &Object<V, T>, &Object<V, T>) -> Option<R> + Sync,
     {
         let mut counters = Counters::default();
