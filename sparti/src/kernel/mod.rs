@@ -211,8 +211,9 @@ impl<D: Default> Cached<D> {
 
 /// The parallel pair search's buffers of records (`Vec<Vec<R>>`, one per
 /// task, for the record type `R` of the last search: pairs or contacts),
-/// kept between searches so that a warm search allocates none. A search
-/// of another record type starts new ones.
+/// kept between searches so that a warm search makes no new ones (each
+/// split of its tasks still makes its own work buffers). A search of
+/// another record type starts new ones.
 #[derive(Default)]
 #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
 pub(crate) struct Found {
