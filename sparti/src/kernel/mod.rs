@@ -422,22 +422,30 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     // slower).
     #[inline(never)]
     pub fn prefetch_ahead(&self, slot: u32) {
-        let entry = self.store.get_slot(slot.wrapping_add(2)).and_then(|place| {
-            let node = self.nodes.get(place.node as usize)?;
-            self.lists
-                .items
-                .get(node.block().start.wrapping_add(place.pos) as usize)
-        });
-        if let Some(it) = entry {
+        if let Some(it) = self.entry_of(slot.wrapping_add(2)) {
             prefetch(it);
         }
-        let node = self
-            .store
-            .get_slot(slot.wrapping_add(4))
-            .and_then(|place| self.nodes.get(place.node as usize));
-        if let Some(node) = node {
+        if let Some(node) = self.node_of(slot.wrapping_add(4)) {
             prefetch(node);
         }
+    }
+
+    /// The node the object of `slot` is filed in; `None` for a slot past
+    /// the end or one whose object is not filed.
+    #[inline]
+    fn node_of(&self, slot: u32) -> Option<&N> {
+        let place = self.store.get_slot(slot)?;
+        self.nodes.get(place.node as usize)
+    }
+
+    /// The list entry of the object of `slot`, where it is filed.
+    #[inline]
+    fn entry_of(&self, slot: u32) -> Option<&crate::index::Item<V>> {
+        let place = self.store.get_slot(slot)?;
+        let node = self.nodes.get(place.node as usize)?;
+        self.lists
+            .items
+            .get(node.block().start.wrapping_add(place.pos) as usize)
     }
 
     /// Prefetches slot `slot` of the store (its place and its object),
@@ -456,11 +464,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     /// holds no filed object.
     #[inline]
     pub fn prefetch_node_of(&self, slot: u32) {
-        let node = self
-            .store
-            .get_slot(slot)
-            .and_then(|place| self.nodes.get(place.node as usize));
-        if let Some(node) = node {
+        if let Some(node) = self.node_of(slot) {
             prefetch(node);
         }
     }
@@ -471,18 +475,9 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     /// object.
     #[inline]
     pub fn prefetch_place(&self, slot: u32) {
-        let Some(place) = self.store.get_slot(slot) else {
-            return;
-        };
-        if let Some(node) = self.nodes.get(place.node as usize) {
-            prefetch(node);
-            if let Some(it) = self
-                .lists
-                .items
-                .get(node.block().start.wrapping_add(place.pos) as usize)
-            {
-                prefetch(it);
-            }
+        self.prefetch_node_of(slot);
+        if let Some(it) = self.entry_of(slot) {
+            prefetch(it);
         }
     }
 
