@@ -54,7 +54,7 @@ impl<V: Vector, T> BruteForce<V, T> {
     fn push_item(&mut self, slot: u32) {
         let o = self.store.obj(slot);
         let item = Item {
-            aabb: o.aabb,
+            aabb: o.aabb(),
             slot,
             is_static: o.is_static,
         };
@@ -89,7 +89,6 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
         let aabb = checked_aabb(&shape)?;
         let o = self.store.obj_mut(slot);
         o.shape = shape;
-        o.aabb = aabb;
         let pos = self.store.slot(slot).pos as usize;
         self.items[pos].aabb = aabb;
         Ok(())
@@ -296,7 +295,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
             let Some(o) = s.get() else {
                 return Err(ValidationError(format!("item {pos} names a free slot")));
             };
-            if s.pos as usize != pos || o.aabb != it.aabb || o.aabb != o.shape.aabb() {
+            if s.pos as usize != pos || o.aabb() != it.aabb {
                 return Err(ValidationError(format!("item {pos} out of date")));
             }
         }

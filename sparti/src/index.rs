@@ -101,13 +101,12 @@ impl<V: Vector, T> ObjectDesc<V, T> {
     }
 }
 
-/// An object as stored: its shape and bounding box, value, layers and flag.
+/// An object as stored: its shape, value, layers and flag (its bounding
+/// box is [`Object::aabb`], computed from the shape).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Object<V: Vector, T> {
     /// The current shape.
     pub shape: Shape<V>,
-    /// The shape's bounding box.
-    pub aabb: Aabb<V>,
     /// The user value.
     pub value: T,
     /// Layer bits.
@@ -146,11 +145,28 @@ pub(crate) fn checked_aabb<V: Vector>(shape: &Shape<V>) -> Result<Aabb<V>, Error
 }
 
 impl<V: Vector, T> Object<V, T> {
+    /// The shape's bounding box (computed from the shape: the structures
+    /// keep each box once, in their own lists, so the object does not
+    /// hold a copy).
+    ///
+    /// # Example
+    /// ```
+    /// use glam::Vec2;
+    /// use sparti::{Aabb, ObjectDesc, Quadtree, Shape, SpatialIndex};
+    /// let mut tree = Quadtree::<u32>::new();
+    /// let h = tree.insert(ObjectDesc::new(Shape::circle(Vec2::ONE, 0.5), 7)).unwrap();
+    /// let aabb = tree.get(h).unwrap().aabb();
+    /// assert_eq!(aabb, Aabb::new(Vec2::splat(0.5), Vec2::splat(1.5)).unwrap());
+    /// ```
+    #[inline]
+    pub fn aabb(&self) -> Aabb<V> {
+        self.shape.aabb()
+    }
+
     /// Checks the description and makes the object.
     pub(crate) fn from_desc(d: ObjectDesc<V, T>) -> Result<Self, Error> {
-        let aabb = checked_aabb(&d.shape)?;
+        checked_aabb(&d.shape)?;
         Ok(Self {
-            aabb,
             shape: d.shape,
             value: d.value,
             layer: d.layer,
@@ -191,9 +207,7 @@ impl<V: Vector, T> Object<V, T> {
 
     /// True when these two objects form a pair: not both static, each
     /// one's layer in the other's mask, their layers colliding in the
-    /// matrix, and the exact shapes overlapping (touching included). The
-    /// objects' `aabb` fields are taken as their shapes' boxes (as every
-    /// structure keeps them), not computed again.
+    /// matrix, and the exact shapes overlapping (touching included).
     ///
     /// Each test is made and their results and-ed, without a branch on
     /// their outcomes: in the pair searches a box hit is a pair about half
@@ -206,7 +220,7 @@ impl<V: Vector, T> Object<V, T> {
             & matrix.collides(self.layer, o.layer)
             & self
                 .shape
-                .intersects_with_boxes(&self.aabb, &o.shape, &o.aabb)
+                .intersects_with_boxes(&self.aabb(), &o.shape, &o.aabb())
     }
 
     /// [`Object::pairs_with`] for two objects that are not both static

@@ -554,7 +554,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                 continue;
             }
             // As the tree's objects: a box wholly inside is a match.
-            let hit = match region.classify(&o.aabb) {
+            let hit = match region.classify(&o.aabb()) {
                 Overlap::Outside => false,
                 Overlap::Inside => true,
                 Overlap::Partial => {

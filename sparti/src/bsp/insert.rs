@@ -47,7 +47,7 @@ impl<V: Vector, T> Bsp<V, T> {
 
     /// Files one queued object: the root grows to it, then it descends.
     pub(crate) fn file_queued(&mut self, slot: u32) {
-        let aabb = self.core.store.obj(slot).aabb;
+        let aabb = self.core.store.obj(slot).aabb();
         // Admitted objects are within limits, so growth cannot fail;
         // and the Reject and Remove policies admitted only objects
         // inside.
@@ -140,9 +140,9 @@ impl<V: Vector, T> Bsp<V, T> {
     /// from the smallest corner (so objects on a ground plane lie on the
     /// root's face, not on a split plane through their middle).
     fn world_of_pending(&self) -> Aabb<V> {
-        let mut w = self.core.store.obj(self.core.pending[0]).aabb;
+        let mut w = self.core.store.obj(self.core.pending[0]).aabb();
         for &s in &self.core.pending[1..] {
-            w = w.union(&self.core.store.obj(s).aabb);
+            w = w.union(&self.core.store.obj(s).aabb());
         }
         let m = self.config.min_dimension;
         for i in 0..V::DIM {
@@ -284,7 +284,7 @@ impl<V: Vector, T> Bsp<V, T> {
         let mut work = core::mem::take(&mut self.work);
         work.push((start, slot));
         while let Some((mut n, slot)) = work.pop() {
-            let aabb = self.core.store.obj(slot).aabb;
+            let aabb = self.core.store.obj(slot).aabb();
             loop {
                 visits += 1;
                 let node = &self.core.nodes[n as usize];

@@ -31,11 +31,10 @@ impl<V: Vector, T> Bsp<V, T> {
             // Still queued: the build will place it.
             let o = self.core.store.obj_mut(m.slot);
             o.shape = m.shape;
-            o.aabb = m.aabb;
             return Ok(());
         }
         // The place is read after any growth, which may have lifted the object.
-        let (n, pos) = self.core.set_shape(m.slot, m.shape, m.aabb);
+        let (n, pos) = self.core.set_shape(m.slot, m.shape);
         self.update_visits += 1;
         if self.keeps(n, &m.aabb) {
             self.core.items_mut(n)[pos].aabb = m.aabb;

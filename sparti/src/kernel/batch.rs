@@ -568,7 +568,6 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
             if i < n && keep[i].0 != NONE {
                 let o = place.obj.as_mut().expect("a moved slot holds an object");
                 o.shape = moves[i].1;
-                o.aabb = boxes[i];
             }
         }
     });

@@ -1372,8 +1372,8 @@ mod tests {
         let mut found = Vec::new();
         for (i, &(_, o)) in objs.iter().enumerate().step_by(13) {
             let q = Aabb {
-                min: o.aabb.min - V::splat(i as f32 * 0.1),
-                max: o.aabb.max,
+                min: o.aabb().min - V::splat(i as f32 * 0.1),
+                max: o.aabb().max,
             };
             t.query_aabb(&q, Filter::ALL, &mut found);
             found.sort_unstable();
@@ -1386,7 +1386,7 @@ mod tests {
             assert_eq!(found, want, "box query {i}");
             let mut dir = V::ZERO;
             dir = dir.with(0, 1.0);
-            let ray = Ray::new(o.aabb.min - V::splat(5.0), dir).expect("valid ray");
+            let ray = Ray::new(o.aabb().min - V::splat(5.0), dir).expect("valid ray");
             let hit = t.ray_nearest(&ray, 100.0, Filter::ALL).map(|h| h.distance);
             let best = objs
                 .iter()

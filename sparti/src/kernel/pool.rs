@@ -217,7 +217,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
         }
         let root = self.root;
         for &(n, slot) in lifted.iter() {
-            let aabb = self.store.obj(slot).aabb;
+            let aabb = self.store.obj(slot).aabb();
             self.file(root, slot, aabb);
             self.note_if_empty(n);
         }
@@ -297,11 +297,12 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
         let mut items = Vec::with_capacity(pending.len());
         for &slot in pending {
             let o = self.store.obj(slot);
-            if !fits(&o.aabb) {
+            let aabb = o.aabb();
+            if !fits(&aabb) {
                 return None;
             }
             items.push(Item {
-                aabb: o.aabb,
+                aabb,
                 slot,
                 is_static: o.is_static,
             });
@@ -309,13 +310,12 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
         Some(items)
     }
 
-    /// Gives a stored object its new shape and box, and returns where it
-    /// is filed: its node and its position there.
+    /// Gives a stored object its new shape, and returns where it is
+    /// filed: its node and its position there.
     #[inline]
-    pub fn set_shape(&mut self, slot: u32, shape: crate::Shape<V>, aabb: Aabb<V>) -> (u32, usize) {
+    pub fn set_shape(&mut self, slot: u32, shape: crate::Shape<V>) -> (u32, usize) {
         let o = self.store.obj_mut(slot);
         o.shape = shape;
-        o.aabb = aabb;
         let s = self.store.slot(slot);
         (s.node, s.pos as usize)
     }
@@ -335,7 +335,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
     ) -> Result<(), crate::Error> {
         match admitted {
             Ok(()) => {
-                self.set_shape(m.slot, m.shape, m.aabb);
+                self.set_shape(m.slot, m.shape);
                 Ok(())
             }
             Err(crate::Error::OutsideWorld) if remove => {

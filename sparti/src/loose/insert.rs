@@ -48,7 +48,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             world = self.config.world;
         }
         for &s in &self.core.pending {
-            let b = self.core.store.obj(s).aabb;
+            let b = self.core.store.obj(s).aabb();
             world = Some(world.map_or(b, |w| w.union(&b)));
         }
         if let Some(w) = world {
@@ -58,7 +58,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
 
     /// Files one queued object: the root grows to it, then it descends.
     pub(crate) fn file_queued(&mut self, slot: u32) {
-        let aabb = self.core.store.obj(slot).aabb;
+        let aabb = self.core.store.obj(slot).aabb();
         let (p, _) = Self::extent(&aabb);
         // Admitted objects are within limits, so growth cannot fail;
         // and the Reject and Remove policies admitted only objects
@@ -282,7 +282,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let mut work = core::mem::take(&mut self.work);
         work.push((start, slot));
         while let Some((mut n, slot)) = work.pop() {
-            let aabb = self.core.store.obj(slot).aabb;
+            let aabb = self.core.store.obj(slot).aabb();
             let (p, e) = Self::extent(&aabb);
             loop {
                 let node = &self.core.nodes[n as usize];

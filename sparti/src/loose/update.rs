@@ -23,7 +23,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         }
         let (p, e) = Self::extent(&m.aabb);
         // Fast path: the object's node still holds it (then so does the
-        // root: loose bounds nest), so only the copies of the box change.
+        // root: loose bounds nest), so only the shape and the list entry's box change.
         let (n, pos) = {
             let s = self.core.store.slot(m.slot);
             (s.node, s.pos as usize)
@@ -31,7 +31,6 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         if self.settles(n, &m.aabb, p, e) {
             let o = self.core.store.obj_mut(m.slot);
             o.shape = m.shape;
-            o.aabb = m.aabb;
             self.core.items_mut(n)[pos].aabb = m.aabb;
             self.moves.in_place += 1;
             return Ok(());
@@ -40,7 +39,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             return Ok(());
         }
         // The place is read after any growth, which may have lifted the object.
-        let (n, pos) = self.core.set_shape(m.slot, m.shape, m.aabb);
+        let (n, pos) = self.core.set_shape(m.slot, m.shape);
         if self.settles(n, &m.aabb, p, e) {
             self.core.items_mut(n)[pos].aabb = m.aabb;
             self.moves.in_place += 1;

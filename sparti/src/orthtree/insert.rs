@@ -34,7 +34,7 @@ impl<V: Vector, T> Orthtree<V, T> {
         }
         let mut world = self.config.world;
         for &s in &self.core.pending {
-            let b = self.core.store.obj(s).aabb;
+            let b = self.core.store.obj(s).aabb();
             world = Some(world.map_or(b, |w| w.union(&b)));
         }
         if let Some(w) = world {
@@ -44,7 +44,7 @@ impl<V: Vector, T> Orthtree<V, T> {
 
     /// Files one queued object: the root grows to it, then it descends.
     pub(crate) fn file_queued(&mut self, slot: u32) {
-        let aabb = self.core.store.obj(slot).aabb;
+        let aabb = self.core.store.obj(slot).aabb();
         // Admitted objects are within limits, so growth cannot fail;
         // and the Reject and Remove policies admitted only objects
         // inside.
@@ -289,7 +289,7 @@ impl<V: Vector, T> Orthtree<V, T> {
         let mut work = core::mem::take(&mut self.work);
         work.push((start, slot));
         while let Some((mut n, slot)) = work.pop() {
-            let aabb = self.core.store.obj(slot).aabb;
+            let aabb = self.core.store.obj(slot).aabb();
             loop {
                 let node = &self.core.nodes[n as usize];
                 // A node splits once it has children or holds an object

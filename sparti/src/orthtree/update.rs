@@ -22,7 +22,7 @@ impl<V: Vector, T> Orthtree<V, T> {
             return Ok(());
         }
         // The place is read after any growth, which may have lifted the object.
-        let (n, pos) = self.core.set_shape(m.slot, m.shape, m.aabb);
+        let (n, pos) = self.core.set_shape(m.slot, m.shape);
         if self.keeps(n, &m.aabb) {
             self.core.items_mut(n)[pos].aabb = m.aabb;
             return Ok(());

@@ -179,7 +179,7 @@ type State<V> = (Vec<(u32, Aabb<V>)>, Vec<(u32, u32)>);
 /// The state of a structure, for comparing two that went through the same
 /// moves.
 fn state<V: Vector, S: SpatialIndex<V, u32>>(s: &S) -> State<V> {
-    let mut objects: Vec<_> = s.objects().map(|(_, o)| (o.value, o.aabb)).collect();
+    let mut objects: Vec<_> = s.objects().map(|(_, o)| (o.value, o.aabb())).collect();
     objects.sort_unstable_by_key(|x| x.0);
     (objects, pair_values(s))
 }

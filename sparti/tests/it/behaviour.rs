@@ -108,7 +108,7 @@ fn insertions_are_queued_until_the_build_step() {
     // sides widened to the minimum dimension from the smallest corner.
     let union = t
         .objects()
-        .map(|(_, o)| o.aabb)
+        .map(|(_, o)| o.aabb())
         .reduce(|a, b| a.union(&b))
         .unwrap();
     let root = t.root_bounds().unwrap();
@@ -170,7 +170,7 @@ fn the_root_grows<S: SpatialIndex<Vec3, u32>>(
         .unwrap();
     t.validate().unwrap();
     let after = root(t);
-    assert!(after.contains(&before) && after.contains(&t.get(b).unwrap().aabb));
+    assert!(after.contains(&before) && after.contains(&t.get(b).unwrap().aabb()));
     assert_eq!(
         after.size().x.log2().fract(),
         0.0,

@@ -423,7 +423,7 @@ fn a_tiny_world_grows_to_the_coordinate_limit_in_every_direction() {
     t.flush();
     t.update(h, disc(-1e18, 1e18, 1e16)).unwrap();
     t.validate().unwrap();
-    assert!(t.root_bounds().unwrap().contains(&t.get(h).unwrap().aabb));
+    assert!(t.root_bounds().unwrap().contains(&t.get(h).unwrap().aabb()));
 }
 
 #[test]
@@ -547,7 +547,7 @@ fn a_world_of_zero_thickness_grows_along_it() {
     // `b` is in the upper child, whose bounds are the whole root's (the
     // split lies on the root's lower face).
     let mut depth_of_b = None;
-    let b_box = t.get(b).unwrap().aabb;
+    let b_box = t.get(b).unwrap().aabb();
     t.for_each_node(|bounds, depth, count| {
         if count == 1 && depth == 1 && bounds.contains(&b_box) {
             depth_of_b = Some(depth);

@@ -100,7 +100,6 @@ mod grid_scenes {
         fn object(&self, id: u32) -> Object<V, u32> {
             Object {
                 shape: self.shape,
-                aabb: self.shape.aabb(),
                 value: id,
                 layer: self.layer,
                 mask: self.mask,

@@ -28,6 +28,10 @@ const GATHER: usize = 32;
 #[cfg(test)]
 const GATHER: usize = 3;
 
+/// Rows of a query whose loads are asked for together before they are
+/// tested.
+const ROW_BATCH: usize = 16;
+
 /// The stretches a level's walk along a ray is cut into, at most.
 const MAX_STRETCHES: f32 = 256.0;
 
@@ -62,10 +66,50 @@ impl Grid {
         Aabb { min, max }
     }
 
+    /// Prefetches the first box (first `d` axes) and the slot at
+    /// position `j < n`.
+    #[inline(always)]
+    fn prefetch_at(&self, d: usize, j: usize) {
+        for a in 0..d {
+            crate::kernel::prefetch(&self.lo[a][j]);
+            crate::kernel::prefetch(&self.hi[a][j]);
+        }
+        crate::kernel::prefetch(&self.slot[j]);
+    }
+
     /// The store slot at position `j`.
     #[inline]
     pub(crate) fn slot_at(&self, j: usize) -> u32 {
         self.slot[j]
+    }
+
+    /// Calls `f(j)` for each position `j` of the rows `s..e` of `rows`
+    /// whose box `test` selects.
+    ///
+    /// # Safety
+    /// With [`Kind::Avx2`], the processor must have AVX2.
+    #[inline(always)]
+    unsafe fn test_rows(
+        kind: Kind,
+        bx: &super::Boxes<'_>,
+        test: &Test<'_>,
+        rows: &[(u32, u32)],
+        f: &mut impl FnMut(usize),
+    ) {
+        for &(s, e) in rows {
+            let (s, e) = (s as usize, e as usize);
+            let mut b = s;
+            while b < e {
+                // SAFETY: `kind` is AVX2 only on a processor that has it
+                // (this function's contract).
+                let mut m = unsafe { bx.test(kind, test, b) } & super::valid(b, e);
+                while m != 0 {
+                    f(b + m.trailing_zeros() as usize);
+                    m &= m - 1;
+                }
+                b += LANES;
+            }
+        }
     }
 
     /// Calls `f(j)` for each position `j` of level `t` whose box meets
@@ -94,25 +138,42 @@ impl Grid {
         };
         let (dx, dy) = (t.dims[0], t.dims[1]);
         let mut rows = 0;
+        // The rows in batches: each batch's row starts asked for first,
+        // then each row's first boxes and slots, then the rows tested.
+        // The loads of a batch, independent of each other, overlap their
+        // cache misses (a query meets a few to a few dozen rows, each at
+        // random in a large grid).
+        let mut batch = [(0u32, 0u32); ROW_BATCH];
+        let mut nb = 0;
+        let starts = &self.cell_start;
         for z in k0[2]..k1[2] {
             for y in k0[1]..k1[1] {
-                let row = t.base + (z * dy + y) * dx;
-                let s = self.cell_start[(row + k0[0]) as usize] as usize;
-                let e = self.cell_start[(row + k1[0]) as usize] as usize;
-                rows += 1;
-                let mut b = s;
-                while b < e {
-                    // SAFETY: `kind` is AVX2 only on a processor that has
-                    // it (this function's contract).
-                    let mut m = unsafe { bx.test(kind, test, b) } & super::valid(b, e);
-                    while m != 0 {
-                        f(b + m.trailing_zeros() as usize);
-                        m &= m - 1;
-                    }
-                    b += LANES;
+                let row = (t.base + (z * dy + y) * dx) as usize;
+                if let Some(c) = starts.get(row + k0[0] as usize) {
+                    crate::kernel::prefetch(c);
                 }
             }
         }
+        for z in k0[2]..k1[2] {
+            for y in k0[1]..k1[1] {
+                let row = t.base + (z * dy + y) * dx;
+                let s = starts[(row + k0[0]) as usize];
+                let e = starts[(row + k1[0]) as usize];
+                rows += 1;
+                if s < e {
+                    self.prefetch_at(d, s as usize);
+                    batch[nb] = (s, e);
+                    nb += 1;
+                    if nb == ROW_BATCH {
+                        // SAFETY: this function's contract.
+                        unsafe { Self::test_rows(kind, &bx, test, &batch, f) };
+                        nb = 0;
+                    }
+                }
+            }
+        }
+        // SAFETY: this function's contract.
+        unsafe { Self::test_rows(kind, &bx, test, &batch[..nb], f) };
         rows
     }
 
