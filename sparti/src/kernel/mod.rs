@@ -409,9 +409,11 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     }
 
     /// Prefetches what a move of the objects a few slots after `slot`
-    /// will touch at random: the list entry of the object two slots on,
-    /// and the node of the one four slots on (whose entry the move after
-    /// next prefetches, then finding the node near). Called when objects
+    /// will touch at random: the list entry of the object four slots on,
+    /// and the node of the one eight slots on (whose entry the fourth
+    /// move after this one prefetches, then finding the node near: with
+    /// two and four, that move still waited for the node; BENCHMARKS.md,
+    /// thirteenth session). Called when objects
     /// are moved one by one in slot order (the order a game that moves
     /// its objects in the order it made them gives), in a store of at
     /// least [`PREFETCH_FROM`] slots: the entry's write,
@@ -422,10 +424,10 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     // slower).
     #[inline(never)]
     pub fn prefetch_ahead(&self, slot: u32) {
-        if let Some(it) = self.entry_of(slot.wrapping_add(2)) {
+        if let Some(it) = self.entry_of(slot.wrapping_add(4)) {
             prefetch(it);
         }
-        if let Some(node) = self.node_of(slot.wrapping_add(4)) {
+        if let Some(node) = self.node_of(slot.wrapping_add(8)) {
             prefetch(node);
         }
     }
@@ -454,8 +456,6 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     pub fn prefetch_slot(&self, slot: u32) {
         if let Some(place) = self.store.get_slot(slot) {
             prefetch(place);
-            // A slot may straddle two cache lines.
-            prefetch(&place.obj);
         }
     }
 
@@ -1177,20 +1177,49 @@ const PREFETCH_FROM: usize = 32_768;
 #[cfg(test)]
 const PREFETCH_FROM: usize = 1;
 
-/// Asks the processor to bring `x`'s cache line near (a hint: it does
-/// nothing else, and nothing where the target has no such instruction).
+/// Asks the processor to bring `x`'s cache lines near: every line the
+/// value covers (a node or a list entry may straddle two or three: the
+/// field a move reads first was often in the line not asked for). A hint:
+/// it does nothing else, and nothing where the target has no such
+/// instruction.
 #[inline(always)]
 pub(crate) fn prefetch<X>(x: &X) {
+    let p = (x as *const X).cast::<i8>();
+    prefetch_line(p);
+    // A value no larger than its alignment never straddles a line (for
+    // alignments up to the line's 64 bytes): one hint, known at compile
+    // time. Else the next lines up to the value's last byte.
+    if size_of::<X>() > align_of::<X>() {
+        for off in next_lines(p as usize, size_of::<X>()) {
+            prefetch_line(p.wrapping_add(off));
+        }
+    }
+}
+
+/// The offsets, from a value's first byte at address `addr`, of the
+/// starts of the other cache lines its `size` bytes cover.
+#[inline(always)]
+fn next_lines(addr: usize, size: usize) -> impl Iterator<Item = usize> {
+    (CACHE_LINE - (addr & (CACHE_LINE - 1))..size).step_by(CACHE_LINE)
+}
+
+/// The cache line's size of the processors sparti is tuned for (x86-64).
+const CACHE_LINE: usize = 64;
+
+/// [`prefetch`] of the line holding address `p`.
+#[inline(always)]
+fn prefetch_line(p: *const i8) {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
     // SAFETY: a prefetch reads nothing and writes nothing the program can
-    // see, and faults on no address; `x` is a live reference besides. The
-    // build enables SSE (the `cfg`), which every x86-64 processor has.
+    // see, and faults on no address (`p` may point past a value: the
+    // instruction never faults). The build enables SSE (the `cfg`), which
+    // every x86-64 processor has.
     unsafe {
         use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>((x as *const X).cast::<i8>());
+        _mm_prefetch::<_MM_HINT_T0>(p);
     }
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
-    let _ = x;
+    let _ = p;
 }
 
 /// The one implementation of [`SpatialIndex`](crate::SpatialIndex) for every tree family:
@@ -1521,6 +1550,21 @@ mod tests {
         SpatialIndex,
     };
     use glam::Vec3;
+
+    /// A prefetch asks for every cache line a value covers: none more for
+    /// a value within one line, the next for one that straddles two, the
+    /// next two for a 96-byte node that starts late in its line.
+    #[test]
+    fn prefetch_covers_every_line_of_a_value() {
+        let lines = |addr, size| super::next_lines(addr, size).collect::<Vec<_>>();
+        assert_eq!(lines(64, 32), Vec::<usize>::new());
+        assert_eq!(lines(64 + 32, 32), Vec::<usize>::new());
+        assert_eq!(lines(64 + 48, 32), vec![16]);
+        assert_eq!(lines(64 + 16, 96), vec![48]);
+        assert_eq!(lines(64 + 48, 96), vec![16, 80]);
+        assert_eq!(lines(0, 128), vec![64]);
+        assert_eq!(lines(64 + 63, 2), vec![1]);
+    }
 
     /// Objects moved one by one in slot order (the runs that prefetch
     /// ahead, [`super::Core::prefetch_ahead`]), with removed slots, queued
