@@ -1012,8 +1012,9 @@ where
     s.par_collect(record, out);
 }
 
-/// Entries of the pending queue's allocation kept after a build, at
-/// least (more where the tree holds over eight times as many objects).
+/// Entries of the pending queue's allocation kept after the bulk load of
+/// a fresh tree, at least (more where the tree holds over eight times as
+/// many objects).
 const KEPT_QUEUE: usize = 4096;
 
 /// Builds the queued insertions into the tree: the first root around
@@ -1030,19 +1031,24 @@ pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) {
     // Room for the batch at once (a bulk build fills the lists in one go,
     // and growth by doubling would leave up to half the array unused).
     s.core_mut().lists.reserve(pending.len());
-    if !s.build_fresh(&pending) {
+    let fresh = s.build_fresh(&pending);
+    if !fresh {
         for &slot in &pending {
             s.file_queued(slot);
         }
     }
-    // Keep the queue's allocation for the next batch, up to room for an
-    // eighth of the tree's objects: a bulk load of a million objects
-    // does not keep 4 MB for the few insertions a frame that follow.
+    // Keep the queue's allocation for the next batch; after the bulk load
+    // of a fresh tree, only up to room for an eighth of its objects: a
+    // load of a million objects does not keep 4 MB for the few insertions
+    // a frame that follow. (Later batches keep it whole, so that a game
+    // inserting many objects every frame allocates nothing once warm.)
     let core = s.core_mut();
     core.pending = pending;
     core.pending.clear();
-    core.pending
-        .shrink_to(KEPT_QUEUE.max(core.lists.items.len() / 8));
+    if fresh {
+        core.pending
+            .shrink_to(KEPT_QUEUE.max(core.lists.items.len() / 8));
+    }
     core.tidy();
 }
 
@@ -1564,6 +1570,42 @@ mod tests {
         assert_eq!(lines(64 + 48, 96), vec![16, 80]);
         assert_eq!(lines(0, 128), vec![64]);
         assert_eq!(lines(64 + 63, 2), vec![1]);
+    }
+
+    /// The bulk load of a fresh tree keeps room in its pending queue for
+    /// an eighth of its objects, not for the whole load; a tree that
+    /// takes large batches every frame keeps its queue's allocation whole
+    /// (no new one once warm).
+    #[test]
+    fn the_pending_queue_is_trimmed_after_a_bulk_load_only() {
+        use crate::kernel::Family;
+        let n = 40_000u32;
+        let sphere = |i: u32| {
+            let c = Vec3::new((i % 200) as f32, (i / 200) as f32, 0.0) * 3.0;
+            ObjectDesc::new(Shape::sphere(c, 1.0), i)
+        };
+        let mut t = Orthtree::<Vec3, u32>::new();
+        let handles = t.insert_many((0..n).map(sphere).collect()).expect("valid");
+        assert!(Family::core(&t).pending.capacity() >= n as usize);
+        t.flush();
+        let kept = Family::core(&t).pending.capacity();
+        assert!(kept <= super::KEPT_QUEUE.max(n as usize / 8), "{kept}");
+        // Batches of 8,000 (over an eighth of the tree) replaced every
+        // frame: the queue grows once, then keeps its allocation.
+        let mut live = handles;
+        let mut caps = Vec::new();
+        for frame in 0..4u32 {
+            for h in live.drain(..8_000) {
+                t.remove(h).expect("live");
+            }
+            let more = (0..8_000).map(|i| sphere(n + frame * 8_000 + i)).collect();
+            live.extend(t.insert_many(more).expect("valid"));
+            t.flush();
+            t.validate().expect("valid");
+            caps.push(Family::core(&t).pending.capacity());
+        }
+        assert!(caps[0] >= 8_000, "{caps:?}");
+        assert!(caps.windows(2).all(|w| w[0] == w[1]), "{caps:?}");
     }
 
     /// Objects moved one by one in slot order (the runs that prefetch
