@@ -175,8 +175,9 @@ pub(crate) fn layout<V: Vector>(b: &Aabb<V>, min_dimension: f32) -> (u8, f32, bo
 ///
 /// # Memory layout
 /// Nodes live in one pool addressed by `u32` index with a free list; each
-/// node keeps its objects' boxes in its own `Vec`, reused when the node is.
-/// Queries, pair searches and frames allocate nothing once warm.
+/// node's objects (their boxes and slots) are a block of one array shared
+/// by every node, as in the other trees. Queries, pair searches and
+/// frames allocate nothing once warm.
 ///
 /// # Example
 /// ```
