@@ -456,12 +456,19 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// The cell of child `k` of a node.
     #[inline]
     pub(crate) fn child_cell(node: &Node<V>, k: usize) -> Aabb<V> {
-        let mut b = node.cell;
+        Self::sub_cell(&node.cell, node.center, k)
+    }
+
+    /// The cell of child `k` of a node of cell `cell` and split point
+    /// `center`.
+    #[inline]
+    pub(crate) fn sub_cell(cell: &Aabb<V>, center: V, k: usize) -> Aabb<V> {
+        let mut b = *cell;
         for i in 0..V::DIM {
             if k & (1 << i) != 0 {
-                b.min = b.min.with(i, node.center.get(i));
+                b.min = b.min.with(i, center.get(i));
             } else {
-                b.max = b.max.with(i, node.center.get(i));
+                b.max = b.max.with(i, center.get(i));
             }
         }
         b
