@@ -166,13 +166,19 @@ impl<V: Vector, T> Object<V, T> {
     /// Checks the description and makes the object.
     pub(crate) fn from_desc(d: ObjectDesc<V, T>) -> Result<Self, Error> {
         checked_aabb(&d.shape)?;
-        Ok(Self {
+        Ok(Self::from_checked(d))
+    }
+
+    /// Makes the object of a description already checked.
+    #[inline]
+    pub(crate) fn from_checked(d: ObjectDesc<V, T>) -> Self {
+        Self {
             shape: d.shape,
             value: d.value,
             layer: d.layer,
             mask: d.mask,
             is_static: d.is_static,
-        })
+        }
     }
 
     /// The description that makes this object again: for saving an index
