@@ -201,11 +201,13 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                 0.0
             }
         });
-        let size: [f64; 3] = core::array::from_fn(|a| {
+        // Per axis, cells per unit of length at the root's level (the
+        // keys need not be exact: see above).
+        let per: [f64; 3] = core::array::from_fn(|a| {
             if a < dims {
-                f64::from(rcell.max.get(a)) - min[a]
+                1.0 / (f64::from(rcell.max.get(a)) - min[a])
             } else {
-                1.0
+                0.0
             }
         });
         let mut keys = Vec::with_capacity(pending.len());
@@ -221,7 +223,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                 let cells = (1u64 << t) as f64;
                 let c: [u64; 3] = core::array::from_fn(|a| {
                     if a < dims {
-                        let u = (f64::from(p.get(a)) - min[a]) / size[a] * cells;
+                        let u = (f64::from(p.get(a)) - min[a]) * per[a] * cells;
                         u.clamp(0.0, cells - 1.0) as u64
                     } else {
                         0
