@@ -69,10 +69,12 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     }
 
     /// The bulk build of a tree that holds nothing yet (an empty root with
-    /// no child) and whose root can hold every queued object: one top-down
-    /// partition pass instead of filing the objects one by one, as the
-    /// octree's. Returns false, having done nothing, when the tree does not
-    /// qualify.
+    /// no child) and whose root can hold every queued object, instead of
+    /// filing the objects one by one. Without leaf capacity (the default)
+    /// one sort by each object's node ([`LooseOrthtree::build_sorted`]);
+    /// with it, a top-down partition, as the octree's (a node's objects
+    /// then depend on how many reach it). Returns false, having done
+    /// nothing, when the tree does not qualify.
     ///
     /// The tree is the one one-by-one insertion gives, which depends only
     /// on the objects reaching each node: a node reached by at most
