@@ -146,21 +146,12 @@ pub(crate) fn checked_aabb<V: Vector>(shape: &Shape<V>) -> Result<Aabb<V>, Error
         && s.radius >= 0.0
     {
         let b = s.aabb();
-        let mut ok = true;
-        for i in 0..V::DIM {
-            ok &= (b.min.get(i).abs() <= MAX_COORDINATE) & (b.max.get(i).abs() <= MAX_COORDINATE);
-        }
-        if ok {
+        if (0..V::DIM)
+            .all(|i| b.min.get(i).abs() <= MAX_COORDINATE && b.max.get(i).abs() <= MAX_COORDINATE)
+        {
             return Ok(b);
         }
     }
-    checked_aabb_in_full(shape)
-}
-
-/// [`checked_aabb`] step by step, naming the error (out of line: the
-/// common case does not need it).
-#[inline(never)]
-fn checked_aabb_in_full<V: Vector>(shape: &Shape<V>) -> Result<Aabb<V>, Error> {
     let b = shape.checked_aabb()?;
     if within_limits(&b) {
         Ok(b)
