@@ -136,22 +136,6 @@ pub(crate) fn within_limits<V: Vector>(b: &Aabb<V>) -> bool {
 /// A malformed shape, or [`Error::WorldTooLarge`] beyond [`MAX_COORDINATE`].
 #[inline]
 pub(crate) fn checked_aabb<V: Vector>(shape: &Shape<V>) -> Result<Aabb<V>, Error> {
-    // The common case first, in fewer steps (an update checks every moved
-    // object): a sphere of radius at least zero whose box is within the
-    // limits. A box within the limits is finite, so its centre and radius
-    // were too (a NaN or infinite one gives a NaN or infinite corner, which
-    // fails the comparison). Anything else takes the full check below,
-    // which names the error.
-    if let Shape::Sphere(s) = shape
-        && s.radius >= 0.0
-    {
-        let b = s.aabb();
-        if (0..V::DIM)
-            .all(|i| b.min.get(i).abs() <= MAX_COORDINATE && b.max.get(i).abs() <= MAX_COORDINATE)
-        {
-            return Ok(b);
-        }
-    }
     let b = shape.checked_aabb()?;
     if within_limits(&b) {
         Ok(b)
