@@ -66,6 +66,19 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         })
     }
 
+    /// Whether `n` more objects fit: slots are numbered below `NONE`.
+    ///
+    /// # Errors
+    /// [`Error::TooManyObjects`] when they do not.
+    pub fn room_for(&self, n: usize) -> Result<(), Error> {
+        let unused = NONE as usize - self.slots.len();
+        if n <= self.free.len() + unused {
+            Ok(())
+        } else {
+            Err(Error::TooManyObjects)
+        }
+    }
+
     /// Makes room for `n` more objects (one allocation for a bulk insert).
     pub fn reserve(&mut self, n: usize) {
         self.slots.reserve(n.saturating_sub(self.free.len()));

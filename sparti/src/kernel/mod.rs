@@ -53,6 +53,7 @@ mod batch;
 pub(crate) mod grid;
 mod lists;
 mod pool;
+pub(crate) mod sort;
 mod validate;
 
 pub(crate) use batch::{Batch, update_many};
@@ -1251,17 +1252,22 @@ macro_rules! impl_spatial_index {
                 &mut self,
                 descs: Vec<$crate::ObjectDesc<V, T>>,
             ) -> Result<Vec<$crate::Handle>, $crate::Error> {
+                // Every object is checked (as `insert` checks it) before
+                // any is stored: on error nothing is inserted.
                 for d in &descs {
-                    d.shape.check()?;
-                    $crate::kernel::Family::admit(self, &d.shape.aabb())?;
+                    let aabb = $crate::index::checked_aabb(&d.shape)?;
+                    $crate::kernel::Family::admit(self, &aabb)?;
                 }
                 let core = $crate::kernel::Family::core_mut(self);
+                core.store.room_for(descs.len())?;
                 core.mark_stale();
                 core.pending.reserve(descs.len());
                 core.store.reserve(descs.len());
                 let mut out = Vec::with_capacity(descs.len());
                 for d in descs {
-                    out.push(self.insert(d)?);
+                    let h = core.store.insert($crate::Object::from_checked(d))?;
+                    core.push_pending(h.index);
+                    out.push(h);
                 }
                 Ok(out)
             }

@@ -69,10 +69,12 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     }
 
     /// The bulk build of a tree that holds nothing yet (an empty root with
-    /// no child) and whose root can hold every queued object: one top-down
-    /// partition pass instead of filing the objects one by one, as the
-    /// octree's. Returns false, having done nothing, when the tree does not
-    /// qualify.
+    /// no child) and whose root can hold every queued object, instead of
+    /// filing the objects one by one. Without leaf capacity (the default)
+    /// one sort by each object's node ([`LooseOrthtree::build_sorted`]);
+    /// with it, a top-down partition, as the octree's (a node's objects
+    /// then depend on how many reach it). Returns false, having done
+    /// nothing, when the tree does not qualify.
     ///
     /// The tree is the one one-by-one insertion gives, which depends only
     /// on the objects reaching each node: a node reached by at most
@@ -80,6 +82,11 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// otherwise each object that can go deeper (see `deeper`) goes down to
     /// the child its centre leads to, and the others stay.
     pub(crate) fn build_fresh(&mut self, pending: &[u32]) -> bool {
+        if self.config.leaf_capacity == 0
+            && let Some(done) = self.build_sorted(pending)
+        {
+            return done;
+        }
         let root = self.core.root;
         let fits = |b: &Aabb<V>| self.fits_root(b, Self::extent(b).0);
         let Some(items) = self.core.fresh_items(pending, fits) else {
@@ -141,6 +148,193 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             s.pos = pos;
         }
         true
+    }
+
+    /// The bulk build of a fresh tree without leaf capacity (the
+    /// default), where each object's node follows from the object alone:
+    /// its level from its size, its cell there from its centre. Each
+    /// object gets a key, the Morton code of that cell (the child numbers
+    /// of the steps down from the root) and its depth, and one radix sort
+    /// puts the objects in depth-first order of their nodes; one pass then
+    /// creates the nodes on the way and files each node's objects at once.
+    /// The passes of the partition build (one per level, every object
+    /// moved each time) become three or four passes of the sort over
+    /// 8-byte keys.
+    ///
+    /// The keys come from exact arithmetic (`f64`), the tree's cells from
+    /// the halvings of `f32` cells (far from the origin, rounding moves
+    /// them): each object is checked against the cell and loose bounds
+    /// its node has, or would have, before it is filed. Cells nest
+    /// exactly (a child's bounds are its parent's corner and split point)
+    /// and loose bounds nest too (`f32` rounding is monotone), so an
+    /// object that passes is where filing it alone would put it; the few
+    /// that fail are filed alone afterwards. Nodes are made only for
+    /// objects that pass: the tree is the one-by-one tree.
+    ///
+    /// Returns `None`, having done nothing, where the keys would not fit
+    /// 64 bits or the tree is not fresh (the partition build decides);
+    /// `Some(false)`, having done nothing, when the root cannot hold an
+    /// object.
+    fn build_sorted(&mut self, pending: &[u32]) -> Option<bool> {
+        use crate::kernel::sort::{bits_below, morton, radix_sort};
+        let root = self.core.root;
+        let (rcell, rcenter, rlevel) = {
+            let r = &self.core.nodes[root as usize];
+            if pending.len() < 2 || r.child_count != 0 || !r.items.is_empty() {
+                return None;
+            }
+            (r.cell, r.center, r.level)
+        };
+        let dims = V::DIM;
+        let depth = usize::from(rlevel);
+        let slots = pending.iter().map(|&s| u64::from(s) + 1).max().unwrap_or(0);
+        let sbits = bits_below(slots);
+        let dbits = bits_below(depth as u64 + 1);
+        let kbits = (dims * depth) as u32;
+        if kbits + dbits + sbits > 64 {
+            return None;
+        }
+        // Keys: (Morton code of the cell, left-aligned to the full depth;
+        // depth; slot), sorted on the first two.
+        let min: [f64; 3] = core::array::from_fn(|a| {
+            if a < dims {
+                f64::from(rcell.min.get(a))
+            } else {
+                0.0
+            }
+        });
+        // Per axis, cells per unit of length at the root's level (the
+        // keys need not be exact: see above).
+        let per: [f64; 3] = core::array::from_fn(|a| {
+            if a < dims {
+                1.0 / (f64::from(rcell.max.get(a)) - min[a])
+            } else {
+                0.0
+            }
+        });
+        let mut keys = Vec::with_capacity(pending.len());
+        for &slot in pending {
+            let aabb = self.core.store.obj(slot).aabb();
+            let (p, e) = Self::extent(&aabb);
+            if !self.fits_root(&aabb, p) {
+                return Some(false);
+            }
+            let t = depth.saturating_sub(usize::from(self.target_level(e)));
+            let mut code = 0;
+            if t > 0 {
+                let cells = (1u64 << t) as f64;
+                let c: [u64; 3] = core::array::from_fn(|a| {
+                    if a < dims {
+                        let u = (f64::from(p.get(a)) - min[a]) * per[a] * cells;
+                        u.clamp(0.0, cells - 1.0) as u64
+                    } else {
+                        0
+                    }
+                });
+                code = morton(c, dims, t as u32) << (dims * (depth - t));
+            }
+            keys.push(((code << dbits | t as u64) << sbits) | u64::from(slot));
+        }
+        let mut buf = Vec::new();
+        radix_sort(&mut keys, &mut buf, sbits, sbits + dbits + kbits);
+        drop(buf);
+        // Every node is new: the query boxes are recomputed in one pass.
+        self.core.mark_stale();
+        // The current path: per depth, its node (`NONE` where not made
+        // yet), cell and split point.
+        let mut ids = vec![NONE; depth + 1];
+        let mut cells = vec![rcell; depth + 1];
+        let mut centers = vec![rcenter; depth + 1];
+        ids[0] = root;
+        let child_at = |code: u64, s: usize| -> usize {
+            (code >> (kbits as usize - s * dims)) as usize & ((1 << dims) - 1)
+        };
+        let smask = (1u64 << sbits) - 1;
+        let mut group: Vec<crate::index::Item<V>> = Vec::new();
+        let mut misfits = Vec::new();
+        let mut prev: Option<(u64, usize)> = None;
+        let mut j = 0;
+        while j < keys.len() {
+            let head = keys[j] >> sbits;
+            let (code, t) = (head >> dbits, (head & ((1 << dbits) - 1)) as usize);
+            let mut end = j + 1;
+            while end < keys.len() && keys[end] >> sbits == head {
+                end += 1;
+            }
+            // The path down to the group's node: the previous one's as far
+            // as they agree, then new steps.
+            let common = prev.map_or(0, |(pc, pt): (u64, usize)| {
+                let diff = (pc ^ code).checked_shl(64 - kbits).unwrap_or(0);
+                let same = if diff == 0 {
+                    depth
+                } else {
+                    diff.leading_zeros() as usize / dims
+                };
+                same.min(t).min(pt)
+            });
+            for s in common + 1..=t {
+                let k = child_at(code, s);
+                let up = ids[s - 1];
+                let id = if up == NONE {
+                    NONE
+                } else {
+                    self.core.nodes[up as usize].children[k]
+                };
+                ids[s] = id;
+                if id == NONE {
+                    cells[s] = Self::sub_cell(&cells[s - 1], centers[s - 1], k);
+                    centers[s] = cells[s].center();
+                } else {
+                    let n = &self.core.nodes[id as usize];
+                    (cells[s], centers[s]) = (n.cell, n.center);
+                }
+            }
+            prev = Some((code, t));
+            // The objects that the node (as it is or would be made) holds.
+            let cell = cells[t];
+            let loose = Self::loosen(&cell, self.pad(rlevel - t as u16));
+            group.clear();
+            for (q, &key) in keys[j..end].iter().enumerate() {
+                if let Some(&ahead) = keys.get(j + q + 16) {
+                    self.core.prefetch_slot((ahead & smask) as u32);
+                }
+                let slot = (key & smask) as u32;
+                let o = self.core.store.obj(slot);
+                let aabb = o.aabb();
+                if t == 0 || (Self::in_cell(&cell, aabb.center()) && loose.contains(&aabb)) {
+                    group.push(crate::index::Item {
+                        aabb,
+                        slot,
+                        is_static: o.is_static,
+                    });
+                } else {
+                    misfits.push(slot);
+                }
+            }
+            j = end;
+            if group.is_empty() {
+                continue;
+            }
+            for s in 1..=t {
+                if ids[s] == NONE {
+                    ids[s] = crate::kernel::child_or_create(self, ids[s - 1], child_at(code, s));
+                }
+            }
+            let n = ids[t];
+            let base = {
+                let core = &mut self.core;
+                core.lists.extend(&mut core.nodes[n as usize].items, &group)
+            };
+            for (q, it) in group.iter().enumerate() {
+                let s = self.core.store.slot_mut(it.slot);
+                s.node = n;
+                s.pos = base + q as u32;
+            }
+        }
+        for slot in misfits {
+            self.place(root, slot);
+        }
+        Some(true)
     }
 
     /// Creates the root: the smallest cell of side `min_node_size * 2^k`

@@ -400,10 +400,18 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         if e <= self.pads[0] {
             return 0;
         }
-        // log2 gives the level at once; the table settles rounding.
-        let guess = (f64::from(e) / self.base).log2().ceil();
-        let mut l = if guess.is_finite() {
-            guess.clamp(0.0, (LEVELS - 1) as f64) as usize
+        // The binary exponent of `e / base` rounded up (its base-2
+        // logarithm, rounded up) gives the level at once; the table settles
+        // rounding. (Read from the bits: `log2` cost a tenth of the bulk
+        // build.)
+        let x = f64::from(e) / self.base;
+        let mut l = if x.is_normal() {
+            let bits = x.to_bits();
+            let exp = ((bits >> 52) & 0x7ff) as i64 - 1023;
+            let up = exp + i64::from(bits & ((1 << 52) - 1) != 0);
+            up.clamp(0, (LEVELS - 1) as i64) as usize
+        } else if x < 1.0 {
+            0
         } else {
             LEVELS - 1
         };
@@ -456,12 +464,19 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// The cell of child `k` of a node.
     #[inline]
     pub(crate) fn child_cell(node: &Node<V>, k: usize) -> Aabb<V> {
-        let mut b = node.cell;
+        Self::sub_cell(&node.cell, node.center, k)
+    }
+
+    /// The cell of child `k` of a node of cell `cell` and split point
+    /// `center`.
+    #[inline]
+    pub(crate) fn sub_cell(cell: &Aabb<V>, center: V, k: usize) -> Aabb<V> {
+        let mut b = *cell;
         for i in 0..V::DIM {
             if k & (1 << i) != 0 {
-                b.min = b.min.with(i, node.center.get(i));
+                b.min = b.min.with(i, center.get(i));
             } else {
-                b.max = b.max.with(i, node.center.get(i));
+                b.max = b.max.with(i, center.get(i));
             }
         }
         b

@@ -236,4 +236,35 @@ mod tests {
             t.core.items_mut(n)[pos].is_static = false;
         });
     }
+
+    /// The level from an object's size is the smallest whose pad covers
+    /// it, for sizes around every level's pad, in trees of several node
+    /// sizes and loosenesses.
+    #[test]
+    fn the_level_from_a_size_is_the_first_whose_pad_covers_it() {
+        for (m, looseness) in [(1.0f32, 2.0f32), (0.37, 1.5), (3.0e-3, 3.0), (1.0, 1.001)] {
+            let mut t = LooseQuadtree::<u32>::with_config(LooseConfig {
+                min_node_size: m,
+                looseness,
+                ..Default::default()
+            })
+            .unwrap();
+            t.set_min_node_size(m);
+            let first = |e: f32| {
+                (0..super::super::LEVELS)
+                    .find(|&l| t.pads[l] >= e)
+                    .unwrap_or(super::super::LEVELS - 1)
+            };
+            let mut sizes = vec![0.0, f32::MIN_POSITIVE, 1e-30, 1.0, 1e30, f32::MAX, f32::INFINITY];
+            for l in 0..40 {
+                let p = t.pads[l];
+                sizes.extend([p, p.next_up(), p.next_down(), p * 0.75, p * 1.5]);
+            }
+            for e in sizes {
+                if e >= 0.0 {
+                    assert_eq!(usize::from(t.target_level(e)), first(e), "e = {e}, m = {m}");
+                }
+            }
+        }
+    }
 }

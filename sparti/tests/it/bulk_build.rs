@@ -51,7 +51,11 @@ fn layout<V: Vector, S: SpatialIndex<V, u32>>(s: &S) -> Vec<(usize, Vec<u32>, us
 /// own) and compares the trees. With every object inside a preset world,
 /// neither build grows the root, and both start from the same one.
 fn same_tree<V: Vector, S: SpatialIndex<V, u32>>(make: impl Fn() -> S, seed: u64) {
-    let shapes = shapes::<V>(seed, 2000, 64.0);
+    same_tree_of(make, &shapes::<V>(seed, 2000, 64.0));
+}
+
+/// [`same_tree`] of given shapes.
+fn same_tree_of<V: Vector, S: SpatialIndex<V, u32>>(make: impl Fn() -> S, shapes: &[Shape<V>]) {
     let mut bulk = make();
     let descs = shapes
         .iter()
@@ -156,6 +160,36 @@ fn loose_bulk_build_is_one_by_one_build() {
         || LooseOrthtree::<Vec2, u32>::with_config(config).unwrap(),
         16,
     );
+}
+
+/// Far from the origin, with a node size that is no power of two, the
+/// cells' `f32` bounds are rounded: the loose trees' bulk build, which
+/// computes each object's cell in exact arithmetic, still makes the tree
+/// filing one by one makes (objects whose cell the rounding moves are
+/// filed one by one).
+#[test]
+fn loose_bulk_build_far_from_the_origin_is_one_by_one_build() {
+    fn far<V: Vector>(seed: u64, at: f32) {
+        let shapes: Vec<Shape<V>> = shapes::<V>(seed, 3000, 64.0)
+            .into_iter()
+            .map(|s| s.translated(V::splat(at)))
+            .collect();
+        for min_node_size in [0.37, 1.0] {
+            let config = LooseConfig {
+                world: Some(Aabb::new(V::splat(at - 4.0), V::splat(at + 68.0)).unwrap()),
+                min_node_size,
+                ..Default::default()
+            };
+            same_tree_of(
+                || LooseOrthtree::<V, u32>::with_config(config).unwrap(),
+                &shapes,
+            );
+        }
+    }
+    for (seed, at) in [(31, 1.0e5), (32, -3.3e5), (33, 7.77e6)] {
+        far::<Vec3>(seed, at);
+        far::<Vec2>(seed + 10, at);
+    }
 }
 
 /// Left at 0 (the default), the minimum node size is chosen at the first
