@@ -255,7 +255,15 @@ mod tests {
                     .find(|&l| t.pads[l] >= e)
                     .unwrap_or(super::super::LEVELS - 1)
             };
-            let mut sizes = vec![0.0, f32::MIN_POSITIVE, 1e-30, 1.0, 1e30, f32::MAX, f32::INFINITY];
+            let mut sizes = vec![
+                0.0,
+                f32::MIN_POSITIVE,
+                1e-30,
+                1.0,
+                1e30,
+                f32::MAX,
+                f32::INFINITY,
+            ];
             for l in 0..40 {
                 let p = t.pads[l];
                 sizes.extend([p, p.next_up(), p.next_down(), p * 0.75, p * 1.5]);
