@@ -71,8 +71,7 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
     /// # Errors
     /// [`Error::TooManyObjects`] when they do not.
     pub fn room_for(&self, n: usize) -> Result<(), Error> {
-        let unused = NONE as usize - self.slots.len();
-        if n <= self.free.len() + unused {
+        if n <= room(self.slots.len(), self.free.len()) {
             Ok(())
         } else {
             Err(Error::TooManyObjects)
@@ -209,5 +208,31 @@ impl<O> Slot<O> {
     #[inline]
     pub fn get(&self) -> Option<&O> {
         self.obj.as_ref()
+    }
+}
+
+/// How many more objects a store of `slots` slots, `free` of them free,
+/// can take: its free slots and the numbers below `NONE` not yet used.
+fn room(slots: usize, free: usize) -> usize {
+    free + (NONE as usize).saturating_sub(slots)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn room_counts_free_slots_and_unused_numbers_below_none() {
+        assert_eq!(room(0, 0), NONE as usize);
+        assert_eq!(room(10, 3), NONE as usize - 7);
+        // Every number used: only the free slots are left.
+        assert_eq!(room(NONE as usize, 5), 5);
+        assert_eq!(room(NONE as usize, 0), 0);
+        // A batch one larger than the room is refused by `room_for`.
+        let s = Store::<Object<glam::Vec2, ()>>::default();
+        assert!(s.room_for(NONE as usize).is_ok());
+        if let Some(over) = (NONE as usize).checked_add(1) {
+            assert_eq!(s.room_for(over), Err(Error::TooManyObjects));
+        }
     }
 }
