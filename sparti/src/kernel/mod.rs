@@ -767,9 +767,10 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     /// Makes the first root, around the queued objects.
     fn first_root(&mut self);
 
-    /// The bulk build of a tree that holds nothing yet: one top-down
-    /// partition pass over the queued objects; false, having done nothing,
-    /// when the tree does not qualify.
+    /// The bulk build of a tree that holds nothing yet, the queued objects
+    /// filed in one go (the tight trees and the BSP by a top-down
+    /// partition, the loose trees by one sort of their nodes' keys);
+    /// false, having done nothing, when the tree does not qualify.
     fn build_fresh(&mut self, pending: &[u32]) -> bool;
 
     /// Files one queued object (the root grows to it first).
