@@ -83,23 +83,41 @@ pub(crate) fn morton(c: [u64; 3], dims: usize, bits: u32) -> u64 {
 /// The low 32 bits of `x` spread to the even bits.
 #[inline(always)]
 fn spread2(x: u64) -> u64 {
-    let mut x = x & 0xffff_ffff;
-    x = (x | x << 16) & 0x0000_ffff_0000_ffff;
-    x = (x | x << 8) & 0x00ff_00ff_00ff_00ff;
-    x = (x | x << 4) & 0x0f0f_0f0f_0f0f_0f0f;
-    x = (x | x << 2) & 0x3333_3333_3333_3333;
-    (x | x << 1) & 0x5555_5555_5555_5555
+    spread(x & 0xffff_ffff, &SPREAD2)
 }
 
 /// The low 21 bits of `x` spread to every third bit.
 #[inline(always)]
 fn spread3(x: u64) -> u64 {
-    let mut x = x & 0x1f_ffff;
-    x = (x | x << 32) & 0x001f_0000_0000_ffff;
-    x = (x | x << 16) & 0x001f_0000_ff00_00ff;
-    x = (x | x << 8) & 0x100f_00f0_0f00_f00f;
-    x = (x | x << 4) & 0x10c3_0c30_c30c_30c3;
-    (x | x << 2) & 0x1249_2492_4924_9249
+    spread(x & 0x1f_ffff, &SPREAD3)
+}
+
+/// The steps (shift, mask) that spread 32 bits to the even bits.
+const SPREAD2: [(u32, u64); 5] = [
+    (16, 0x0000_ffff_0000_ffff),
+    (8, 0x00ff_00ff_00ff_00ff),
+    (4, 0x0f0f_0f0f_0f0f_0f0f),
+    (2, 0x3333_3333_3333_3333),
+    (1, 0x5555_5555_5555_5555),
+];
+
+/// The steps (shift, mask) that spread 21 bits to every third bit.
+const SPREAD3: [(u32, u64); 5] = [
+    (32, 0x001f_0000_0000_ffff),
+    (16, 0x001f_0000_ff00_00ff),
+    (8, 0x100f_00f0_0f00_f00f),
+    (4, 0x10c3_0c30_c30c_30c3),
+    (2, 0x1249_2492_4924_9249),
+];
+
+/// `x` with each step's `x | x << shift`, masked, applied in turn (the
+/// loop unrolls: the steps are constants).
+#[inline(always)]
+fn spread(mut x: u64, steps: &[(u32, u64)]) -> u64 {
+    for &(shift, mask) in steps {
+        x = (x | x << shift) & mask;
+    }
+    x
 }
 
 /// Bits needed to write every number below `n` (0 for `n <= 1`).
