@@ -493,7 +493,27 @@ impl Piece<'_> {
     /// Writes the objects of the piece's cells at their positions, every
     /// object read in the same (backward) order.
     fn scatter<V: Vector>(&mut self, items: &[Item<V>], keys: &[u32]) {
-        for (it, &k) in items.iter().zip(keys).rev() {
+        if items.len() < GATHER_FROM {
+            for (it, &k) in items.iter().zip(keys).rev() {
+                let Some(end) = self
+                    .cell_end
+                    .get_mut(k.wrapping_sub(self.first_cell) as usize)
+                else {
+                    continue;
+                };
+                *end -= 1;
+                let p = (*end - self.first_pos) as usize;
+                for a in 0..V::DIM {
+                    self.lo[a][p] = it.aabb.min.get(a);
+                    self.hi[a][p] = it.aabb.max.get(a);
+                }
+                self.slot[p] = it.slot;
+                self.is_static[p] = it.is_static;
+                self.key[p] = k;
+            }
+            return;
+        }
+        for (i, &k) in keys.iter().enumerate().rev() {
             let Some(end) = self
                 .cell_end
                 .get_mut(k.wrapping_sub(self.first_cell) as usize)
@@ -502,16 +522,25 @@ impl Piece<'_> {
             };
             *end -= 1;
             let p = (*end - self.first_pos) as usize;
+            self.slot[p] = i as u32;
+            self.key[p] = k;
+        }
+        for p in 0..self.slot.len() {
+            if let Some(&q) = self.slot.get(p + 16) {
+                crate::kernel::prefetch(&items[q as usize]);
+            }
+            let it = &items[self.slot[p] as usize];
             for a in 0..V::DIM {
                 self.lo[a][p] = it.aabb.min.get(a);
                 self.hi[a][p] = it.aabb.max.get(a);
             }
             self.slot[p] = it.slot;
             self.is_static[p] = it.is_static;
-            self.key[p] = k;
         }
     }
 }
+
+const GATHER_FROM: usize = 200_000;
 
 impl Grid {
     /// Bytes held.
