@@ -41,16 +41,16 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// world, when the minimum node size was left to this build to
     /// choose, from the queued objects).
     pub(crate) fn first_root(&mut self) {
+        let survey = crate::kernel::survey_pending(&self.core.store, &self.core.pending);
         let mut world: Option<Aabb<V>> = None;
         if self.pads.is_empty() {
-            let m = crate::kernel::auto_cell_size(&self.core.store, &self.core.pending);
-            self.set_min_node_size(m);
+            self.set_min_node_size(survey.cell_size);
             world = self.config.world;
         }
-        for &s in &self.core.pending {
-            let b = self.core.store.obj(s).aabb();
-            world = Some(world.map_or(b, |w| w.union(&b)));
-        }
+        let world = match (world, survey.span) {
+            (Some(w), Some(b)) => Some(w.union(&b)),
+            (w, b) => w.or(b),
+        };
         if let Some(w) = world {
             self.make_root(&w);
         }
