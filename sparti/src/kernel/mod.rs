@@ -977,30 +977,31 @@ fn auto_cell_size<V: Vector>(bins: &[u32; 512], n: usize, span: Option<&Aabb<V>>
         seen += c as usize;
         seen > mid
     });
-    let p = match bin {
-        // The median is a power of two, or strictly between two: its
-        // exponent, rounded up, plus the factor's.
-        // (Below the smallest normal number, the clamp below rounds up.)
-        Some(b) if b >= 1 => {
-            ((b / 2) as i32 - 127) + i32::from(b % 2 == 1) + AUTO_CELLS_PER_OBJECT_LOG2
-        }
+    // The binary exponent rounded up (the base-2 logarithm, rounded up, of
+    // any positive number below 2^128, read from its bin) plus the
+    // factor's: of the median, or where it is a point (or there is no
+    // object), of the span over 1,024 without the factor.
+    let (b, factor) = match bin {
+        Some(b) if b >= 1 => (b, AUTO_CELLS_PER_OBJECT_LOG2),
         _ => {
-            // No object, or the median object a point.
             let size = span.map_or(0.0, |w| (w.max - w.min).max_element() / 1024.0);
             if !(size.is_finite() && size > 0.0) {
                 return 1.0;
             }
-            size.log2().ceil() as i32
+            (side_bin(size), 0)
         }
     };
+    let p = (b / 2) as i32 - 127 + i32::from(b % 2 == 1) + factor;
     if p >= 128 {
         // Four times the median overflows `f32` (beyond the coordinate
         // limits).
         return 1.0;
     }
-    // A power of two (exact, so cells nest without rounding), within the
-    // coordinate limit and above the smallest normal number.
-    2f32.powi(p.clamp(-120, 59))
+    // A power of two, made from its bits (exact, so cells nest without
+    // rounding), within the coordinate limit and above the smallest
+    // normal number (a smaller exponent, as for numbers below the
+    // smallest normal one, is rounded up here).
+    f32::from_bits(((p.clamp(-120, 59) + 127) as u32) << 23)
 }
 
 /// The pair search of the objects in the tree (not the queued ones): on
@@ -1617,19 +1618,22 @@ mod tests {
     /// smallest normal number, and past the limits.
     #[test]
     fn the_automatic_cell_size_is_four_medians_rounded_up_to_a_power_of_two() {
+        // Powers of two from their bits (Miri makes `powi` inexact).
+        let pow2 = |p: i32| f64::from_bits(((p + 1023) as u64) << 52);
+        let rounded_up = |x: f64| (-160..200).find(|&p| pow2(p) >= x).unwrap();
         let reference = |sides: &[f32], span: &Aabb<Vec3>| -> f32 {
             let mut s = sides.to_vec();
             s.sort_by(f32::total_cmp);
             let m = f64::from(s[s.len() / 2]);
-            if m == 0.0 {
-                let size = f64::from(span.size().max_element()) / 1024.0;
-                return (size.log2().ceil() as f32).exp2();
-            }
-            let p = (-160..200).find(|&p| 2f64.powi(p) >= 4.0 * m).unwrap();
+            let p = if m == 0.0 {
+                rounded_up(f64::from(span.size().max_element() / 1024.0))
+            } else {
+                rounded_up(4.0 * m)
+            };
             if p >= 128 {
                 1.0
             } else {
-                2f32.powi(p.clamp(-120, 59))
+                pow2(p.clamp(-120, 59)) as f32
             }
         };
         let span = Aabb::new(Vec3::ZERO, Vec3::splat(3000.0)).unwrap();
