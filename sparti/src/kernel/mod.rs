@@ -913,48 +913,95 @@ pub(crate) fn check_config<V: Vector>(
 }
 
 /// How many times the typical object's size the automatic smallest cell
-/// is (then rounded up to a power of two): measured on the `frames`
-/// example, 10,000 and 100,000 moving spheres of sizes 1 to 3, smallest
-/// cells of 1, 2, 4, 8 and 16 (BENCHMARKS.md, "the automatic minimum node
-/// size").
-const AUTO_CELLS_PER_OBJECT: f32 = 4.0;
+/// is (then rounded up to a power of two), as a power of two: four times,
+/// measured on the `frames` example, 10,000 and 100,000 moving spheres of
+/// sizes 1 to 3, smallest cells of 1, 2, 4, 8 and 16 (BENCHMARKS.md, "the
+/// automatic minimum node size").
+const AUTO_CELLS_PER_OBJECT_LOG2: i32 = 2;
 
-/// The smallest cell size a tree chooses at its first build when its
-/// settings leave it at 0: [`AUTO_CELLS_PER_OBJECT`] times the median of
-/// the objects' largest sides, rounded up to a power of two. Objects of
-/// no size (points) fall back on the size of the region they span over
-/// 1,024, and an empty or one-point batch on 1.
-pub(crate) fn auto_cell_size<V: Vector, T>(store: &Store<Object<V, T>>, pending: &[u32]) -> f32 {
-    let mut sides: Vec<f32> = pending
-        .iter()
-        .map(|&s| {
-            let b = store.obj(s).aabb();
-            (b.max - b.min).max_element()
-        })
-        .collect();
-    let typical = if sides.is_empty() {
-        0.0
-    } else {
-        let mid = sides.len() / 2;
-        *sides.select_nth_unstable_by(mid, f32::total_cmp).1 * AUTO_CELLS_PER_OBJECT
-    };
-    let size = if typical > 0.0 {
-        typical
-    } else {
-        let mut span: Option<Aabb<V>> = None;
-        for &s in pending {
-            let b = store.obj(s).aabb();
-            span = Some(span.map_or(b, |w| w.union(&b)));
+/// What a first build needs to know of the queued objects, from one pass
+/// over them: the box around them, and the smallest cell size a tree
+/// chooses when its settings leave it at 0.
+pub(crate) struct PendingSurvey<V: Vector> {
+    /// The box around the queued objects (`None` when there are none).
+    pub span: Option<Aabb<V>>,
+    /// [`AUTO_CELLS_PER_OBJECT_LOG2`]: four times the median of the
+    /// objects' largest sides, rounded up to a power of two. Objects of no
+    /// size (points) fall back on the size of the region they span over
+    /// 1,024, and an empty or one-point batch on 1.
+    pub cell_size: f32,
+}
+
+/// Surveys the queued objects (see [`PendingSurvey`]). The median's power
+/// of two comes from counting the sides by their binary exponent, split
+/// into exact powers of two and the numbers between (the order of
+/// non-negative floats is that of their bits), rather than from sorting
+/// them: one pass, nothing allocated.
+pub(crate) fn survey_pending<V: Vector, T>(
+    store: &Store<Object<V, T>>,
+    pending: &[u32],
+) -> PendingSurvey<V> {
+    let mut span: Option<Aabb<V>> = None;
+    // Bin `2e` holds the sides `2^(e - 127)` exactly (bin 0: zero), bin
+    // `2e + 1` those strictly between that and the next power of two.
+    let mut bins = [0u32; 512];
+    for &s in pending {
+        let b = store.obj(s).aabb();
+        span = Some(span.map_or(b, |w| w.union(&b)));
+        bins[side_bin((b.max - b.min).max_element())] += 1;
+    }
+    PendingSurvey {
+        span,
+        cell_size: auto_cell_size(&bins, pending.len(), span.as_ref()),
+    }
+}
+
+/// The bin of [`survey_pending`] of an object's largest side: `2e` for
+/// `2^(e - 127)` exactly (0 for zero), `2e + 1` strictly between that and
+/// the next power of two. An admitted box has a finite side of at least
+/// zero (-0 counts as zero: the sign bit is dropped).
+#[inline]
+fn side_bin(side: f32) -> usize {
+    let bits = side.to_bits() & 0x7FFF_FFFF;
+    ((bits >> 23) * 2 + u32::from(bits & 0x7F_FFFF != 0)) as usize
+}
+
+/// The automatic smallest cell size (see [`PendingSurvey::cell_size`])
+/// from the sides' bins ([`survey_pending`]) of `n` objects spanning
+/// `span`.
+fn auto_cell_size<V: Vector>(bins: &[u32; 512], n: usize, span: Option<&Aabb<V>>) -> f32 {
+    // The median: the side of rank n / 2 in increasing order.
+    let mid = n / 2;
+    let mut seen = 0usize;
+    let bin = bins.iter().position(|&c| {
+        seen += c as usize;
+        seen > mid
+    });
+    // The binary exponent rounded up (the base-2 logarithm, rounded up, of
+    // any positive number below 2^128, read from its bin) plus the
+    // factor's: of the median, or where it is a point (or there is no
+    // object), of the span over 1,024 without the factor.
+    let (b, factor) = match bin {
+        Some(b) if b >= 1 => (b, AUTO_CELLS_PER_OBJECT_LOG2),
+        _ => {
+            let size = span.map_or(0.0, |w| (w.max - w.min).max_element() / 1024.0);
+            if !(size.is_finite() && size > 0.0) {
+                return 1.0;
+            }
+            (side_bin(size), 0)
         }
-        span.map_or(0.0, |w| (w.max - w.min).max_element() / 1024.0)
     };
-    if !(size.is_finite() && size > 0.0) {
+    let p = (b / 2) as i32 - 127 + i32::from(b % 2 == 1) + factor;
+    if p >= 128 {
+        // Four times the median overflows `f32` (beyond the coordinate
+        // limits).
         return 1.0;
     }
-    // A power of two (exact, so cells nest without rounding), within the
-    // coordinate limit and above the smallest normal number.
-    let p = size.log2().ceil().clamp(-120.0, 59.0);
-    2f32.powi(p as i32)
+    // A power of two, made from its bits (exact, so cells nest without
+    // rounding), within the coordinate limit and above the smallest
+    // normal number (a smaller exponent, as for numbers below the
+    // smallest normal one, is rounded up here).
+    f32::from_bits(((p.clamp(-120, 59) + 127) as u32) << 23)
 }
 
 /// The pair search of the objects in the tree (not the queued ones): on
@@ -1563,6 +1610,82 @@ mod tests {
         SpatialIndex,
     };
     use glam::Vec3;
+
+    /// The automatic cell size from the sides' bins is four times the
+    /// median side rounded up to a power of two, computed exactly (in
+    /// `f64`) from the sorted sides: powers of two themselves, the numbers
+    /// just above and below them, zeros among the sides, below the
+    /// smallest normal number, and past the limits.
+    #[test]
+    fn the_automatic_cell_size_is_four_medians_rounded_up_to_a_power_of_two() {
+        // Powers of two from their bits (Miri makes `powi` inexact).
+        let pow2 = |p: i32| f64::from_bits(((p + 1023) as u64) << 52);
+        let rounded_up = |x: f64| (-160..200).find(|&p| pow2(p) >= x).unwrap();
+        let reference = |sides: &[f32], span: &Aabb<Vec3>| -> f32 {
+            let mut s = sides.to_vec();
+            s.sort_by(f32::total_cmp);
+            let m = f64::from(s[s.len() / 2]);
+            let p = if m == 0.0 {
+                rounded_up(f64::from(span.size().max_element() / 1024.0))
+            } else {
+                rounded_up(4.0 * m)
+            };
+            if p >= 128 {
+                1.0
+            } else {
+                pow2(p.clamp(-120, 59)) as f32
+            }
+        };
+        let span = Aabb::new(Vec3::ZERO, Vec3::splat(3000.0)).unwrap();
+        let mut rng = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let specials = [
+            0.0,
+            -0.0,
+            1.0,
+            f32::from_bits(1.0f32.to_bits() + 1),
+            f32::from_bits(1.0f32.to_bits() - 1),
+            0.75,
+            3.0,
+            4.0,
+            1e-3,
+            1e-40,
+            f32::MIN_POSITIVE,
+            2f32.powi(50),
+            2f32.powi(126),
+            f32::MAX,
+        ];
+        let trials = if cfg!(miri) { 40 } else { 2000 };
+        for t in 0..trials {
+            let n = 1 + (next() % 9) as usize;
+            let sides: Vec<f32> = (0..n)
+                .map(|_| {
+                    let r = next();
+                    if r % 3 == 0 {
+                        specials[(r >> 8) as usize % specials.len()]
+                    } else {
+                        f32::from_bits((r >> 32) as u32 & 0x7FFF_FFFF).min(f32::MAX)
+                    }
+                })
+                .collect();
+            let mut bins = [0u32; 512];
+            for &x in &sides {
+                bins[super::side_bin(x)] += 1;
+            }
+            assert_eq!(
+                super::auto_cell_size(&bins, n, Some(&span)),
+                reference(&sides, &span),
+                "trial {t}: {sides:?}"
+            );
+        }
+        // No object: 1.
+        assert_eq!(super::auto_cell_size::<Vec3>(&[0; 512], 0, None), 1.0);
+    }
 
     /// A prefetch asks for every cache line a value covers: none more for
     /// a value within one line, the next for one that straddles two, the

@@ -41,16 +41,16 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// world, when the minimum node size was left to this build to
     /// choose, from the queued objects).
     pub(crate) fn first_root(&mut self) {
+        let survey = crate::kernel::survey_pending(&self.core.store, &self.core.pending);
         let mut world: Option<Aabb<V>> = None;
         if self.pads.is_empty() {
-            let m = crate::kernel::auto_cell_size(&self.core.store, &self.core.pending);
-            self.set_min_node_size(m);
+            self.set_min_node_size(survey.cell_size);
             world = self.config.world;
         }
-        for &s in &self.core.pending {
-            let b = self.core.store.obj(s).aabb();
-            world = Some(world.map_or(b, |w| w.union(&b)));
-        }
+        let world = match (world, survey.span) {
+            (Some(w), Some(b)) => Some(w.union(&b)),
+            (w, b) => w.or(b),
+        };
         if let Some(w) = world {
             self.make_root(&w);
         }
@@ -203,11 +203,15 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                 0.0
             }
         });
-        // Per axis, cells per unit of length at the root's level (the
-        // keys need not be exact: see above).
+        // Per axis, cells per unit of length at the full depth (the keys
+        // need not be exact: see above). An object's cell at depth `t` is
+        // its cell at the full depth shifted down (scaling by a power of
+        // two is exact), so its code is the full depth's with the bits
+        // below depth `t` cleared.
+        let full = (1u64 << depth) as f64;
         let per: [f64; 3] = core::array::from_fn(|a| {
             if a < dims {
-                1.0 / (f64::from(rcell.max.get(a)) - min[a])
+                1.0 / (f64::from(rcell.max.get(a)) - min[a]) * full
             } else {
                 0.0
             }
@@ -220,19 +224,17 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                 return Some(false);
             }
             let t = depth.saturating_sub(usize::from(self.target_level(e)));
-            let mut code = 0;
-            if t > 0 {
-                let cells = (1u64 << t) as f64;
-                let c: [u64; 3] = core::array::from_fn(|a| {
-                    if a < dims {
-                        let u = (f64::from(p.get(a)) - min[a]) * per[a] * cells;
-                        u.clamp(0.0, cells - 1.0) as u64
-                    } else {
-                        0
-                    }
-                });
-                code = morton(c, dims, t as u32) << (dims * (depth - t));
-            }
+            let c: [u64; 3] = core::array::from_fn(|a| {
+                if a < dims {
+                    let u = (f64::from(p.get(a)) - min[a]) * per[a];
+                    // Clamped first: the conversion cannot saturate.
+                    u.clamp(0.0, full - 1.0) as i64 as u64
+                } else {
+                    0
+                }
+            });
+            let below = (dims * (depth - t)) as u32;
+            let code = morton(c, dims, depth as u32) >> below << below;
             keys.push(((code << dbits | t as u64) << sbits) | u64::from(slot));
         }
         let mut buf = Vec::new();

@@ -28,15 +28,14 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// Makes the first root, around the queued objects (choosing the
     /// minimum node size from them if it was left automatic).
     pub(crate) fn first_root(&mut self) {
+        let survey = crate::kernel::survey_pending(&self.core.store, &self.core.pending);
         if self.config.min_node_size == 0.0 {
-            self.config.min_node_size =
-                crate::kernel::auto_cell_size(&self.core.store, &self.core.pending);
+            self.config.min_node_size = survey.cell_size;
         }
-        let mut world = self.config.world;
-        for &s in &self.core.pending {
-            let b = self.core.store.obj(s).aabb();
-            world = Some(world.map_or(b, |w| w.union(&b)));
-        }
+        let world = match (self.config.world, survey.span) {
+            (Some(w), Some(b)) => Some(w.union(&b)),
+            (w, b) => w.or(b),
+        };
         if let Some(w) = world {
             self.make_root(&w);
         }
