@@ -925,7 +925,7 @@ const AUTO_CELLS_PER_OBJECT_LOG2: i32 = 2;
 pub(crate) struct PendingSurvey<V: Vector> {
     /// The box around the queued objects (`None` when there are none).
     pub span: Option<Aabb<V>>,
-    /// [`AUTO_CELLS_PER_OBJECT_LOG2`]: four times the median of the
+    /// Four times ([`AUTO_CELLS_PER_OBJECT_LOG2`]) the median of the
     /// objects' largest sides, rounded up to a power of two. Objects of no
     /// size (points) fall back on the size of the region they span over
     /// 1,024, and an empty or one-point batch on 1.
