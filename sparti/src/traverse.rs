@@ -280,6 +280,8 @@ impl<V: Vector> SubBounds<V> {
             // objects in a fresh loose octree: 9.9 -> 2.8 ms against the
             // breadth-first order this replaced).
             let mut order = core::mem::take(&mut self.order);
+            // The walk's stack borrows the marks' list (emptied above, left
+            // empty below): no allocation once warm.
             let mut stack = core::mem::take(&mut self.dirty);
             order.clear();
             stack.push(root);

@@ -932,6 +932,17 @@ pub(crate) struct PendingSurvey<V: Vector> {
     pub cell_size: f32,
 }
 
+impl<V: Vector> PendingSurvey<V> {
+    /// The first root's world: the box around the queued objects, joined
+    /// with the preset world where there is one.
+    pub fn world_with(&self, preset: Option<Aabb<V>>) -> Option<Aabb<V>> {
+        match (preset, self.span) {
+            (Some(w), Some(b)) => Some(w.union(&b)),
+            (w, b) => w.or(b),
+        }
+    }
+}
+
 /// Surveys the queued objects (see [`PendingSurvey`]). The median's power
 /// of two comes from counting the sides by their binary exponent, split
 /// into exact powers of two and the numbers between (the order of

@@ -42,16 +42,12 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// choose, from the queued objects).
     pub(crate) fn first_root(&mut self) {
         let survey = crate::kernel::survey_pending(&self.core.store, &self.core.pending);
-        let mut world: Option<Aabb<V>> = None;
+        let mut preset = None;
         if self.pads.is_empty() {
             self.set_min_node_size(survey.cell_size);
-            world = self.config.world;
+            preset = self.config.world;
         }
-        let world = match (world, survey.span) {
-            (Some(w), Some(b)) => Some(w.union(&b)),
-            (w, b) => w.or(b),
-        };
-        if let Some(w) = world {
+        if let Some(w) = survey.world_with(preset) {
             self.make_root(&w);
         }
     }

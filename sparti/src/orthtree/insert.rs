@@ -32,11 +32,7 @@ impl<V: Vector, T> Orthtree<V, T> {
         if self.config.min_node_size == 0.0 {
             self.config.min_node_size = survey.cell_size;
         }
-        let world = match (self.config.world, survey.span) {
-            (Some(w), Some(b)) => Some(w.union(&b)),
-            (w, b) => w.or(b),
-        };
-        if let Some(w) = world {
+        if let Some(w) = survey.world_with(self.config.world) {
             self.make_root(&w);
         }
     }
