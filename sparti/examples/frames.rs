@@ -14,7 +14,11 @@
 //! trees' and the BSP's leaf capacity (0: their defaults), `BATCH=1`
 //! moves the objects with one `update_many` a frame (on rayon's threads
 //! with the feature) instead of one `update` each, `SHUFFLE=1` moves them
-//! in a fixed random order instead of the order they were made in.
+//! in a fixed random order instead of the order they were made in,
+//! `ROWS=1` makes them in rows of space (sorted by the cell of their
+//! centre in a 1024-per-axis grid, z, then y, then x: the order of the
+//! kernel's grid), so that their slots follow space, as a game that made
+//! its objects level by level would have them.
 //! The objects' new positions are computed first, untimed (the game's
 //! work); "update" is the time of sparti's calls (`update` or
 //! `update_many`, then `end_frame`), "pairs" that of the pair search.
@@ -39,13 +43,32 @@ fn run<V: Vector, S: SpatialIndex<V, ()>>(
     let mut scene = Moving::<V>::new(Scenario::Uniform, n);
     let world = scene.world();
     let mut index = make(world);
-    let handles = index
+    // The order the objects are made in (their slots): the scene's, or
+    // with `ROWS=1` rows of space (see the module's docs).
+    let mut made: Vec<usize> = (0..n).collect();
+    if std::env::var("ROWS").is_ok_and(|v| v == "1") {
+        let row_key = |i: usize| {
+            let b = scene.shape(i).aabb();
+            let c = (b.min + b.max) * 0.5;
+            (0..V::DIM).rev().fold(0u64, |k, a| {
+                let f = (c.get(a) - world.min.get(a)) / (world.max.get(a) - world.min.get(a));
+                k * 1024 + ((f * 1024.0) as u64).min(1023)
+            })
+        };
+        made.sort_by_key(|&i| row_key(i));
+    }
+    let made_handles = index
         .insert_many(
-            (0..n)
-                .map(|i| ObjectDesc::new(scene.shape(i), ()))
+            made.iter()
+                .map(|&i| ObjectDesc::new(scene.shape(i), ()))
                 .collect(),
         )
         .expect("valid");
+    // The handle of each of the scene's objects.
+    let mut handles = made_handles.clone();
+    for (&i, &h) in made.iter().zip(&made_handles) {
+        handles[i] = h;
+    }
     index.flush();
     let mut pairs: Vec<Pair> = Vec::new();
     let mut upd = 0.0;
@@ -53,7 +76,7 @@ fn run<V: Vector, S: SpatialIndex<V, ()>>(
     let batch = std::env::var("BATCH").is_ok_and(|v| v == "1");
     let mut moves = Vec::with_capacity(n);
     // The order of the moves: that of the handles, or a fixed shuffle.
-    let mut order: Vec<usize> = (0..n).collect();
+    let mut order = made;
     if std::env::var("SHUFFLE").is_ok_and(|v| v == "1") {
         let mut r = sparti_scenes::XorShift(0x5EED_0F0D_E4E4);
         for i in (1..n).rev() {

@@ -124,6 +124,16 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         self.slots.get(i as usize)
     }
 
+    /// Asks the processor to bring slot `i` (its place and its object)
+    /// near, for a read of it a little later; nothing for a slot past the
+    /// end. A hint: it changes nothing.
+    #[inline]
+    pub fn prefetch_slot(&self, i: u32) {
+        if let Some(s) = self.get_slot(i) {
+            crate::kernel::prefetch(s);
+        }
+    }
+
     #[inline]
     pub fn slot(&self, i: u32) -> &Slot<Object<V, T>> {
         &self.slots[i as usize]

@@ -140,10 +140,10 @@ impl<V: Vector, T> Bsp<V, T> {
     /// from the smallest corner (so objects on a ground plane lie on the
     /// root's face, not on a split plane through their middle).
     fn world_of_pending(&self) -> Aabb<V> {
-        let mut w = self.core.store.obj(self.core.pending[0]).aabb();
-        for &s in &self.core.pending[1..] {
-            w = w.union(&self.core.store.obj(s).aabb());
-        }
+        let Some(mut w) = crate::kernel::survey_pending(&self.core.store, &self.core.pending).span
+        else {
+            unreachable!("the first root is made for queued objects");
+        };
         let m = self.config.min_dimension;
         for i in 0..V::DIM {
             if w.max.get(i) - w.min.get(i) < m {

@@ -151,8 +151,6 @@ pub(crate) struct Grid {
     /// Store slots and static flags, in grid order.
     slot: Vec<u32>,
     is_static: Vec<bool>,
-    /// Cell numbers, in grid order.
-    key: Vec<u32>,
     /// Cell numbers of the objects in list order (the sort's input).
     src_key: Vec<u32>,
     /// `cell_start[k]`: the position of cell `k`'s first object; one more
@@ -420,7 +418,17 @@ struct Keyer<'a> {
     inv0: f32,
 }
 
-impl Keyer<'_> {
+impl<'a> Keyer<'a> {
+    /// The formula over `levels` (`1 / c0` is the finest level's `inv`:
+    /// the same rounding of the same quotient).
+    fn over(levels: &'a [Level], origin: [f32; 3]) -> Self {
+        Keyer {
+            levels,
+            origin,
+            inv0: levels.first().map_or(1.0, |l| l.inv),
+        }
+    }
+
     /// The keys of `items` into `keys` (`NONE` for room: every entry is
     /// written); per level, how far its objects stick out of their cells
     /// and how many there are.
@@ -497,7 +505,6 @@ struct Piece<'a> {
     hi: [&'a mut [f32]; 3],
     slot: &'a mut [u32],
     is_static: &'a mut [bool],
-    key: &'a mut [u32],
 }
 
 impl Piece<'_> {
@@ -517,7 +524,6 @@ impl Piece<'_> {
             for (it, &k) in items.iter().zip(keys).rev() {
                 if let Some(p) = self.claim(k) {
                     self.put(p, it);
-                    self.key[p] = k;
                 }
             }
             return;
@@ -535,7 +541,6 @@ impl Piece<'_> {
             }
             if let Some(p) = self.claim(k) {
                 self.slot[p] = i as u32;
-                self.key[p] = k;
             }
         }
         for p in 0..self.slot.len() {
@@ -574,13 +579,20 @@ impl Grid {
     pub fn memory(&self) -> usize {
         (values_held(&self.lo, &self.hi)
             + self.slot.capacity()
-            + self.key.capacity()
             + self.src_key.capacity()
             + self.cell_start.capacity())
             * 4
             + self.is_static.capacity()
             + self.levels.capacity() * size_of::<Level>()
             + self.used.capacity() * 4
+    }
+
+    /// The cell whose objects' range holds position `p` (below the
+    /// number of objects): the last cell starting at or before `p` (the
+    /// empty cells before it start there too, and end there).
+    #[inline]
+    fn cell_at(&self, p: usize) -> usize {
+        self.cell_start.partition_point(|&s| s as usize <= p) - 1
     }
 
     /// Whether the last build filled the grid (`false` where it would
@@ -692,11 +704,7 @@ impl Grid {
         // far they stick out of their cells.
         // Every entry is written by the keys' pass (`NONE` for room).
         self.src_key.resize(items.len(), NONE);
-        let keyer = Keyer {
-            levels: &self.levels,
-            origin: self.origin,
-            inv0: (1.0 / c0) as f32,
-        };
+        let keyer = Keyer::over(&self.levels, self.origin);
         let stats = fold_parts(
             items.chunks(chunk).zip(self.src_key.chunks_mut(chunk)),
             |(its, keys)| keyer.keys(its, keys),
@@ -802,7 +810,6 @@ impl Grid {
         }
         self.slot.resize(n, NONE);
         self.is_static.resize(n, false);
-        self.key.resize(n, 0);
         // The scatter, backward (stable: cell_start[k] ends as the start
         // of cell k), cut by destination: pieces of about equal numbers of
         // objects, each a range of cells and so of positions.
@@ -836,7 +843,6 @@ impl Grid {
         let mut hi = self.hi.each_mut().map(|v| split_at_all(v, at));
         let mut slot = split_at_all(&mut self.slot, at);
         let mut st = split_at_all(&mut self.is_static, at);
-        let mut key = split_at_all(&mut self.key, at);
         let mut next = move || {
             let piece = "a piece per part";
             (
@@ -845,11 +851,10 @@ impl Grid {
                 core::array::from_fn(|a| hi[a].next().expect(piece)),
                 slot.next().expect(piece),
                 st.next().expect(piece),
-                key.next().expect(piece),
             )
         };
         (0..cut_cells.len()).map(move |i| {
-            let (cell_end, lo, hi, slot, is_static, key) = next();
+            let (cell_end, lo, hi, slot, is_static) = next();
             Piece {
                 first_cell: cut_cells[i] as u32,
                 first_pos: cut_pos[i] as u32,
@@ -858,7 +863,6 @@ impl Grid {
                 hi,
                 slot,
                 is_static,
-                key,
             }
         })
     }
@@ -877,7 +881,7 @@ impl Grid {
             if e < self.n {
                 // The start of the cell at `e`, or its end where the cell
                 // starts at or before `s`.
-                let c = self.key[e] as usize;
+                let c = self.cell_at(e);
                 let start = self.cell_start[c] as usize;
                 e = if start > s {
                     start
@@ -1007,16 +1011,19 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
     {
         let g = self.grid;
         let store = self.store;
-        // Touch every object first: the loads, independent of each other,
-        // overlap their cache misses; the tests below then find them near.
-        // Not where the objects fit the cache (measured: the pass costs
-        // 1-2% of the frame at 10k objects, and pays from 100k).
+        // Ask for every object's slot first: the prefetches, independent
+        // of each other and of the tests, overlap their cache misses; the
+        // tests below then find the objects near. Hints, not loads: a
+        // pass of loads waited for each miss to retire, and the processor
+        // could overlap only the few within its reorder window (measured:
+        // the pair search at 1M, 3D, 132-144 -> 107-120 ns an object).
+        // Not where the objects fit the cache (a pass of loads cost 1-2%
+        // of the frame at 10k objects).
         if g.n >= TOUCH_FROM {
-            let mut touch = 0u32;
             for &[i, j] in cand.iter() {
-                touch ^= store.obj(g.slot[i as usize]).layer ^ store.obj(g.slot[j as usize]).layer;
+                store.prefetch_slot(g.slot[i as usize]);
+                store.prefetch_slot(g.slot[j as usize]);
             }
-            core::hint::black_box(touch);
         }
         // The tests without a branch on their outcome (about one box hit in
         // two is a pair: a coin toss to the branch predictor): the pairs'
@@ -1181,9 +1188,14 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
             let last = first + lv.count as usize;
             let (s, e) = (first.max(span.start), last.min(span.end));
             let mut gs = s;
+            // The cell holding position `gs`, found once, then followed
+            // along `cell_start` past the empty cells.
+            let mut cell = if gs < e { g.cell_at(gs) } else { 0 };
             while gs < e {
+                while g.cell_start[cell + 1] as usize <= gs {
+                    cell += 1;
+                }
                 // The cell's objects in the span: `gs..ge`.
-                let cell = g.key[gs] as usize;
                 let ge = (g.cell_start[cell + 1] as usize).min(e);
                 // The box around them, and their cell by axis (the build's
                 // formula on the first one, so the same cell).
@@ -1530,7 +1542,7 @@ mod tests {
     fn every_form_of_the_build_gives_the_same_grid() {
         fn arrays(g: &super::Grid) -> impl PartialEq + core::fmt::Debug + '_ {
             (
-                (&g.lo, &g.hi, &g.slot, &g.is_static, &g.key),
+                (&g.lo, &g.hi, &g.slot, &g.is_static),
                 (&g.cell_start, &g.used, g.n, g.origin),
             )
         }

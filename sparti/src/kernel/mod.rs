@@ -455,9 +455,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     /// for a move of it a little later; nothing for a slot past the end.
     #[inline]
     pub fn prefetch_slot(&self, slot: u32) {
-        if let Some(place) = self.store.get_slot(slot) {
-            prefetch(place);
-        }
+        self.store.prefetch_slot(slot);
     }
 
     /// Prefetches the node the object of `slot` is filed in (whose slot

@@ -424,10 +424,34 @@ impl Grid {
                 want.len()
             ));
         }
-        for j in 0..self.n {
-            let k = self.key[j] as usize;
-            let (s, e) = (self.cell_start[k] as usize, self.cell_start[k + 1] as usize);
-            if !(s <= j && j < e) || (j > 0 && self.key[j - 1] > self.key[j]) {
+        if self.n == 0 {
+            return Ok(());
+        }
+        // Each object in the range of the cell the build's formula gives
+        // it: the keys of the grid's own boxes, by the build's pass.
+        let at: Vec<crate::index::Item<V>> = (0..self.n)
+            .map(|j| {
+                let (mut min, mut max) = (V::ZERO, V::ZERO);
+                for a in 0..V::DIM {
+                    min = min.with(a, self.lo[a][j]);
+                    max = max.with(a, self.hi[a][j]);
+                }
+                crate::index::Item {
+                    aabb: crate::Aabb { min, max },
+                    slot: self.slot[j],
+                    is_static: self.is_static[j],
+                }
+            })
+            .collect();
+        let mut keys = vec![0u32; self.n];
+        super::Keyer::over(&self.levels, self.origin).keys(&at, &mut keys);
+        for (j, &k) in keys.iter().enumerate() {
+            let k = k as usize;
+            let in_range = self
+                .cell_start
+                .get(k..k + 2)
+                .is_some_and(|r| r[0] as usize <= j && j < r[1] as usize);
+            if !in_range {
                 return Err(format!("grid position {j} is out of its cell {k}'s range"));
             }
         }
