@@ -74,9 +74,9 @@ const LANES: usize = 8;
 /// Box hits buffered before their exact tests.
 const CANDIDATES: usize = 512;
 
-/// Objects from which the exact tests touch every object of a batch of
+/// Objects from which the exact tests ask for the objects of a batch of
 /// box hits before testing them (their cache misses then overlap).
-const TOUCH_FROM: usize = 32_768;
+const PREFETCH_HITS_FROM: usize = 32_768;
 
 /// Objects from which a build's scatter writes positions first, then
 /// gathers the objects in position order ([`Piece::scatter`]); from a few
@@ -1015,11 +1015,12 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         // of each other and of the tests, overlap their cache misses; the
         // tests below then find the objects near. Hints, not loads: a
         // pass of loads waited for each miss to retire, and the processor
-        // could overlap only the few within its reorder window (measured:
-        // the pair search at 1M, 3D, 132-144 -> 107-120 ns an object).
-        // Not where the objects fit the cache (a pass of loads cost 1-2%
-        // of the frame at 10k objects).
-        if g.n >= TOUCH_FROM {
+        // could overlap only the few within its reorder window (measured
+        // in the `frames` example: the loose octree's pair search at 1M
+        // 132-144 -> 107-120 ns an object). Not where the objects fit the
+        // cache (measured: from any size, the pass made the frame at 10k
+        // objects 5-10% slower).
+        if g.n >= PREFETCH_HITS_FROM {
             for &[i, j] in cand.iter() {
                 store.prefetch_slot(g.slot[i as usize]);
                 store.prefetch_slot(g.slot[j as usize]);
