@@ -512,10 +512,10 @@ impl Piece<'_> {
     /// object read in the same (backward) order.
     ///
     /// With `gather` (from [`GATHER_FROM`] objects), in two passes: the
-    /// scatter writes only each position's object index (in `slot`) and
-    /// cell, then a pass in position order reads each object and writes
-    /// its box, slot and flag. Random writes to eight arrays become random
-    /// writes to two and independent reads, whose misses overlap (measured
+    /// scatter writes only each position's object index (in `slot`), then
+    /// a pass in position order reads each object and writes its box, slot
+    /// and flag. Random writes to every array (eight in 3D) become random
+    /// writes to one and independent reads, whose misses overlap (measured
     /// at a million objects: the scatter 27 -> 16 ms in a fresh 3D build;
     /// below a hundred thousand, where the arrays stay in the cache, the
     /// frame was 3-6% slower).
