@@ -80,10 +80,11 @@ const LANES: usize = 8;
 /// cells from each row's start), so that a search cut into tasks at
 /// group boundaries forms the same groups on any number of threads.
 /// Measured with the `frames` example (pair search, ns an object, loose
-/// trees, against one cell a group): in 3D at 1k 68 -> 62, at 10k 86-93
-/// -> 77-79, at 100k 100-106 -> 91-99; in 2D at 10k 60-69 -> 51-53, at
-/// 100k 71-79 -> 62-70. Two cells gave less, six or eight no more at
-/// 10k and less at 100k. The box tests grow (3D, 10k: 35 -> 69 an
+/// trees, against one cell a group, two alternating rounds): in 3D at
+/// 10k 84-86 -> 76-80, at 100k 102-106 -> 93-95; in 2D at 10k 59-60 ->
+/// 50-51, at 100k 71 -> 62-63. Two or three cells gave less at 10k, six
+/// or eight no more at 10k and less at 100k (BENCHMARKS.md, the
+/// seventeenth session). The box tests grow (3D, 10k: 35 -> 69 an
 /// object) but the rows found and copied fall by more (1.33 -> 0.42).
 const GROUP: usize = 4;
 
