@@ -40,11 +40,14 @@
 //! the other's cell in range, so the one earlier in the order finds the
 //! pair; objects of different levels are paired by the finer one.
 //!
-//! The objects of one cell search together: the rows are those that the
-//! box around all of them, grown by `ext`, meets (at their own level,
-//! after their cell), a superset of each one's own rows. The boxes in
-//! the extra rows never meet the object's box (they lie outside its
-//! grown box), so each object finds the same pairs as a search of its
+//! The objects of a few neighbouring cells of one row (a group of
+//! [`GROUP`] cells) search together: the rows are those that the box
+//! around all of them, grown by `ext`, meets (at their own level, from
+//! the group's first object along its row, then the rows after it), a
+//! superset of each one's own rows. The boxes in the extra rows never
+//! meet the object's box (they lie outside its grown box), and in the
+//! group's own row each object tests only the objects after it, so each
+//! object finds the same pairs, in the same order, as a search of its
 //! own rows would: its own level's first, then the coarser levels'.
 //!
 //! # When the grid is not used
@@ -70,6 +73,20 @@ use crate::{Counters, Handle, LayerMatrix, Object};
 
 /// Candidates tested together.
 const LANES: usize = 8;
+
+/// Cells of a row whose objects search together (see the module docs):
+/// the rows they search are found and copied into a run once for the
+/// group, not once for each cell. The groups are fixed (every `GROUP`
+/// cells from each row's start), so that a search cut into tasks at
+/// group boundaries forms the same groups on any number of threads.
+/// Measured with the `frames` example (pair search, ns an object, loose
+/// trees, against one cell a group, two alternating rounds): in 3D at
+/// 10k 84-86 -> 76-80, at 100k 102-106 -> 93-95; in 2D at 10k 59-60 ->
+/// 50-51, at 100k 71 -> 62-63. Two or three cells gave less at 10k, six
+/// or eight no more at 10k and less at 100k (BENCHMARKS.md, the
+/// seventeenth session). The box tests grow (3D, 10k: 35 -> 69 an
+/// object) but the rows found and copied fall by more (1.33 -> 0.42).
+const GROUP: usize = 4;
 
 /// Box hits buffered before their exact tests.
 const CANDIDATES: usize = 512;
@@ -595,6 +612,23 @@ impl Grid {
         self.cell_start.partition_point(|&s| s as usize <= p) - 1
     }
 
+    /// The group of cells (see [`GROUP`]) that holds cell `c`: its first
+    /// cell and the cell after its last.
+    #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
+    fn group_of(&self, c: usize) -> (usize, usize) {
+        let Some(lv) = self
+            .levels
+            .iter()
+            .find(|l| (c as u64) < u64::from(l.base) + l.cells())
+        else {
+            // Past the last level: the end cell, a group of its own.
+            return (c, c + 1);
+        };
+        let x = (c - lv.base as usize) % lv.dims[0] as usize;
+        let x0 = x / GROUP * GROUP;
+        (c - (x - x0), c - x + group_end(x as u32, lv.dims[0]))
+    }
+
     /// Whether the last build filled the grid (`false` where it would
     /// have been too crowded, and before the first build).
     #[inline]
@@ -868,9 +902,9 @@ impl Grid {
     }
 
     /// Cuts the search into about `parts` tasks of consecutive positions
-    /// (for the threads), into `work`: whole cells, so that each cell's
-    /// objects search together whatever the cut (the same counters on
-    /// any number of threads).
+    /// (for the threads), into `work`: whole groups of cells, so that
+    /// each group's objects search together whatever the cut (the same
+    /// counters on any number of threads).
     #[cfg(feature = "rayon")]
     pub fn plan(&self, parts: usize, work: &mut Work) {
         work.tasks.clear();
@@ -879,14 +913,14 @@ impl Grid {
         while s < self.n {
             let mut e = (s + step).min(self.n);
             if e < self.n {
-                // The start of the cell at `e`, or its end where the cell
-                // starts at or before `s`.
-                let c = self.cell_at(e);
-                let start = self.cell_start[c] as usize;
+                // The start of the group of cells at `e`, or its end where
+                // the group starts at or before `s`.
+                let (c0, c1) = self.group_of(self.cell_at(e));
+                let start = self.cell_start[c0] as usize;
                 e = if start > s {
                     start
                 } else {
-                    self.cell_start[c + 1] as usize
+                    self.cell_start[c1] as usize
                 };
             }
             work.tasks.push((s as u32, e as u32));
@@ -979,6 +1013,14 @@ impl Grid {
             d,
         )
     }
+}
+
+/// The cell after the last of the group of cells that holds column `x`
+/// of a row of `dx` cells (the groups are [`GROUP`] cells from the row's
+/// start, the last one cut at the row's end), as a column.
+#[inline(always)]
+fn group_end(x: u32, dx: u32) -> usize {
+    ((x as usize / GROUP + 1) * GROUP).min(dx as usize)
 }
 
 /// The bits of the `e - b` positions of a chunk from `b` that are
@@ -1139,14 +1181,14 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
     /// [`Job::range`] with the chunk test `kind`, over the positions
     /// `span`.
     ///
-    /// The objects are taken a cell at a time. The rows a cell's objects
-    /// search (at their own level the cells after theirs, at every
-    /// coarser level the cells their grown boxes meet) are found once for
-    /// the cell, from the box around its objects, and their boxes copied
-    /// into one padded run; each object then tests that run, eight boxes
-    /// at a time, in one loop. The cell's own row comes first in the run,
-    /// from the cell's first object, so that each object starts after
-    /// itself. A box meets an object's box only inside that object's own
+    /// The objects are taken a group of cells at a time ([`GROUP`]). The
+    /// rows a group's objects search (at their own level the cells after
+    /// theirs, at every coarser level the cells their grown boxes meet)
+    /// are found once for the group, from the box around its objects, and
+    /// their boxes copied into one padded run; each object then tests
+    /// that run, eight boxes at a time, in one loop. The group's own row
+    /// comes first in the run, from the group's first object, so that
+    /// each object starts after itself. A box meets an object's box only inside that object's own
     /// rows, so the hits are those of a search of each object's own rows,
     /// in row order (its own level's rows first, then the coarser levels',
     /// coarsest first).
@@ -1196,10 +1238,19 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
                 while g.cell_start[cell + 1] as usize <= gs {
                     cell += 1;
                 }
-                // The cell's objects in the span: `gs..ge`.
+                // The first object's cell by axis (the build's formula on
+                // it, so the same cell), then the rest of its group: the
+                // group's objects in the span are `gs..ge`.
+                let mut own = [0u32; 3];
+                for a in 0..d {
+                    let u0 = (g.lo[a][gs] - g.origin[a]) * lv.inv;
+                    let u1 = (g.hi[a][gs] - g.origin[a]) * lv.inv;
+                    own[a] = floor(((u0 + u1) * 0.5).max(0.0).min((lv.dims[a] - 1) as f32));
+                }
+                let first_cell = cell;
+                cell += group_end(own[0], lv.dims[0]) - own[0] as usize - 1;
                 let ge = (g.cell_start[cell + 1] as usize).min(e);
-                // The box around them, and their cell by axis (the build's
-                // formula on the first one, so the same cell).
+                // The box around them.
                 let mut ulo = [f32::INFINITY; 3];
                 let mut uhi = [f32::NEG_INFINITY; 3];
                 for j in gs..ge {
@@ -1210,12 +1261,6 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
                         }
                     }
                 }
-                let mut own = [0u32; 3];
-                for a in 0..d {
-                    let u0 = (g.lo[a][gs] - g.origin[a]) * lv.inv;
-                    let u1 = (g.hi[a][gs] - g.origin[a]) * lv.inv;
-                    own[a] = floor(((u0 + u1) * 0.5).max(0.0).min((lv.dims[a] - 1) as f32));
-                }
                 run.clear();
                 // The own level: the own row from the cell's first object,
                 // then the rows after it.
@@ -1223,7 +1268,7 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
                 let (dx, dy) = (lv.dims[0], lv.dims[1]);
                 debug_assert_eq!(
                     lv.base + (own[2] * dy + own[1]) * dx + own[0],
-                    cell as u32,
+                    first_cell as u32,
                     "the first object's cell by the build's formula"
                 );
                 debug_assert!(

@@ -12,6 +12,12 @@ use crate::{Error, OutOfBounds};
 /// size to `2^103` in under 260).
 const MAX_GROWTH: usize = 1024;
 
+/// How many objects ahead, in the sorted order, the sorted build's filing
+/// asks for an object's slot in the store (read at random there).
+/// Measured at a million boxes in 2D, its memory already touched: the
+/// filing pass 18.3-18.6 ms with 16, 16.5-16.8 with 32, 16.9-17.4 with 64.
+const FILE_AHEAD: usize = 32;
+
 impl<V: Vector, T> LooseOrthtree<V, T> {
     /// Checks that an object with these bounds may enter the tree.
     pub(crate) fn admit(&self, aabb: &Aabb<V>) -> Result<(), Error> {
@@ -293,7 +299,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             let loose = Self::loosen(&cell, self.pad(rlevel - t as u16));
             group.clear();
             for (q, &key) in keys[j..end].iter().enumerate() {
-                if let Some(&ahead) = keys.get(j + q + 16) {
+                if let Some(&ahead) = keys.get(j + q + FILE_AHEAD) {
                     self.core.prefetch_slot((ahead & smask) as u32);
                 }
                 let slot = (key & smask) as u32;
