@@ -1188,10 +1188,10 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
     /// their boxes copied into one padded run; each object then tests
     /// that run, eight boxes at a time, in one loop. The group's own row
     /// comes first in the run, from the group's first object, so that
-    /// each object starts after itself. A box meets an object's box only inside that object's own
-    /// rows, so the hits are those of a search of each object's own rows,
-    /// in row order (its own level's rows first, then the coarser levels',
-    /// coarsest first).
+    /// each object starts after itself. A box meets an object's box only
+    /// inside that object's own rows, so the hits are those of a search of
+    /// each object's own rows, in row order (its own level's rows first,
+    /// then the coarser levels', coarsest first).
     ///
     /// # Safety
     /// With [`Kind::Avx2`], the processor must have AVX2.
