@@ -1262,7 +1262,7 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
                     }
                 }
                 run.clear();
-                // The own level: the own row from the cell's first object,
+                // The own level: the own row from the group's first object,
                 // then the rows after it.
                 let own_cells = g.cells(lv, d, &ulo, &uhi);
                 let (dx, dy) = (lv.dims[0], lv.dims[1]);
@@ -1274,9 +1274,10 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
                 debug_assert!(
                     own_cells
                         .is_some_and(|(k0, k1)| (0..d).all(|a| k0[a] <= own[a] && own[a] < k1[a])),
-                    "the rows around a cell's objects hold their cell"
+                    "the rows around a group's objects hold its first cell"
                 );
-                // (At least the end of the own cell: the rows hold it.)
+                // (At least the end of the group's last cell, `cell`: the
+                // rows hold it.)
                 let own_end = match own_cells {
                     Some((_, k1)) => lv.base + (own[2] * dy + own[1]) * dx + k1[0],
                     None => cell as u32 + 1,
