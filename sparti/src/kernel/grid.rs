@@ -1,6 +1,7 @@
 //! The pair search every tree family runs first: a hierarchical loose grid
-//! over the objects of the kernel's list array, rebuilt at each search by
-//! a counting sort, with rows of candidate boxes tested eight at a time.
+//! over the objects of the kernel's list array, built by a counting sort
+//! and between sorts made to follow the objects where they moved, with
+//! rows of candidate boxes tested eight at a time.
 //!
 //! # Why a grid
 //! Walking a tree visits nodes that hold one or two objects each, and
@@ -19,9 +20,10 @@
 //! the finest level has at most four cells per object), so most objects
 //! live at level 0; an object larger than `c0` lives at the first level
 //! whose cells are at least its size. Each object goes to the cell of its
-//! centre at its level. Cells are numbered row by row (x fastest), each
-//! level after the one below it, and the objects are sorted by that
-//! number: `cell_start[k]..cell_start[k + 1]` are cell `k`'s objects, and
+//! centre at its level (at a sort: see "Following the objects"). Cells
+//! are numbered row by row (x fastest), each level after the one below
+//! it, and the objects are sorted by that number:
+//! `cell_start[k]..cell_start[k + 1]` are cell `k`'s objects, and
 //! a run of cells along x is one range.
 //!
 //! Positions are measured in cells: `u = (x - origin) * (1 / side)`,
@@ -49,6 +51,22 @@
 //! group's own row each object tests only the objects after it, so each
 //! object finds the same pairs, in the same order, as a search of its
 //! own rows would: its own level's first, then the coarser levels'.
+//!
+//! # Following the objects
+//! A frame's moves leave most objects in their cells, so the next build
+//! does not sort them again unless it has to: a refit keeps every
+//! position's object and cell, takes each object's box now (from the
+//! store, in position order, asked for a few positions ahead) and makes
+//! each level's `ext` how far its objects stick out of their cells now.
+//! An object that left its cell stays in it, sticking out farther: the
+//! search stays exact (it relies only on `ext`), and each such object
+//! widens its group's search a little. A build sorts anew instead where
+//! the objects are not the ones sorted (an insertion or a removal, or a
+//! queued object filed since), where an object sticks out by more than
+//! [`DRIFT`] cells beyond the farthest at the sort (a fast object), or
+//! where one object in [`MOVERS`] has left its cell (foreseen from how
+//! many left each frame, so that a refit that would fail is not tried).
+//! Refits and sorts give the same grid on any number of threads.
 //!
 //! # When the grid is not used
 //! Counting gives, per level, how crowded the cells are. When the

@@ -22,9 +22,9 @@
 //!
 //! # The pair search
 //! Every family's pairs come first from the kernel's [`grid`]: the
-//! objects of the list array sorted, by a counting sort at each search,
-//! into the cells of a hierarchical loose grid, and rows of boxes tested
-//! eight at a time (one thread, or cut into ranges for rayon's threads).
+//! objects of the list array sorted, by a counting sort, into the cells
+//! of a hierarchical loose grid (between sorts, the grid follows the
+//! objects where they moved), and rows of boxes tested eight at a time (one thread, or cut into ranges for rayon's threads).
 //! It needs nothing from the family. Where the grid would be crowded (a
 //! million objects in one spot, a small cluster in a huge sparse world),
 //! the family's own walk of its tree runs instead (`find_pairs`): a family
