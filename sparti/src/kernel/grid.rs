@@ -756,8 +756,8 @@ impl FollowPiece<'_> {
                     let kf = kc[a] as f32;
                     o = o.max(kf - u0).max(u1 - (kf + 1.0));
                 }
-                // (Also false for NaN: never, boxes are checked.)
-                if !(o <= lv.limit) {
+                // (NaN never: the boxes are checked.)
+                if o > lv.limit || o.is_nan() {
                     return None;
                 }
                 out = out.max(o);
