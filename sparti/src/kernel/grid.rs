@@ -2004,8 +2004,7 @@ mod tests {
     /// check; an object that moved far, an insertion and a removal each
     /// bring a new sort.
     fn a_refit_follows_the_objects<V: Vector>() {
-        let n = if cfg!(miri) { 60 } else { 150 };
-        let mut t = scene::<V>(n);
+        let mut t = scene::<V>(150);
         let refits = |t: &LooseOrthtree<V, u32>| t.core().grid.with_current(|g| g.refits);
         both_forms_find(&t);
         assert_eq!(refits(&t), 0, "the first build sorts");
@@ -2054,11 +2053,19 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "no unsafe of its own (the chunk tests' loads run under Miri above), and minutes under Miri"
+    )]
     fn a_refit_follows_the_objects_3d() {
         a_refit_follows_the_objects::<Vec3>();
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "no unsafe of its own (the chunk tests' loads run under Miri above), and minutes under Miri"
+    )]
     fn a_refit_follows_the_objects_2d() {
         a_refit_follows_the_objects::<Vec2>();
     }
@@ -2067,6 +2074,10 @@ mod tests {
     /// sorted grid: the next build sorts again, though no object was
     /// inserted or removed in between.
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "no unsafe of its own (the chunk tests' loads run under Miri above), and minutes under Miri"
+    )]
     fn objects_filed_after_a_sort_bring_a_new_sort() {
         let mut t = scene::<Vec3>(80);
         t.insert(ObjectDesc::new(Shape::sphere(Vec3::splat(7.0), 1.0), 500))
