@@ -96,11 +96,11 @@ use crate::{Counters, Handle, LayerMatrix, Object};
 const DRIFT: f32 = 0.25;
 
 /// A refit may leave at most one object in `MOVERS` out of the cell of
-/// its centre. Each widens its group's search and the exact tests'
-/// reach; measured in the `frames` example (loose octree, 100k objects,
-/// five rounds), the pair search took 79-86 ns an object with at most
-/// one in 8 or 16, 84-92 with one in 32, 89-94 with one in 64 (the
-/// refits then failing more often), against 85-96 sorting every frame.
+/// its centre: each widens its group's search. Measured in the `frames`
+/// example (loose octree, 100k objects, five rounds), the pair search
+/// took 81-95 ns an object with at most one in 8, 81-89 with one in 16,
+/// 84-92 with one in 32, 89-94 with one in 64, against 91-96 sorting
+/// every frame.
 const MOVERS: u64 = 16;
 
 /// How many positions ahead a refit asks for an object's slot in the
@@ -663,8 +663,8 @@ pub(crate) struct Follow<L, P> {
     pub prefetch: P,
 }
 
-/// What every piece of a refit reads: the grid's levels, cells, slots
-/// and each position's cell.
+/// What every piece of a refit reads: the grid's levels, cells and
+/// slots.
 #[derive(Clone, Copy)]
 struct FollowCtx<'a> {
     levels: &'a [Level],
@@ -690,8 +690,9 @@ struct FollowPiece<'a> {
 
 impl FollowPiece<'_> {
     /// The piece's objects' boxes and flags now, and per level how far
-    /// they stick out of their cells (with how many, 0: unused); `None`
-    /// where one cannot be found or sticks out past its level's limit.
+    /// they stick out of their cells and how many left their cells;
+    /// `None` where one is not filed or sticks out past its level's
+    /// limit.
     fn follow<V: Vector, L: Locate<V>, P: Fn(u32)>(
         &mut self,
         follow: &Follow<L, P>,
@@ -875,9 +876,10 @@ impl Grid {
     /// and takes the object's box now (found through `follow`); each
     /// level's `ext` becomes how far its objects stick out of their cells
     /// now. `false`, the grid left to a new sort, where it cannot: it
-    /// was not built, the objects are not the ones sorted (an insertion
-    /// or a removal since), or one sticks out by more than its level's
-    /// `limit`.
+    /// was not built, the objects are not the ones sorted (an insertion,
+    /// a removal or a filing since), one sticks out by more than its
+    /// level's `limit`, or too many left their cells (or would: then no
+    /// refit is tried).
     fn refit<V: Vector, L: Locate<V>, P: Fn(u32)>(&mut self, follow: &Follow<L, P>) -> bool {
         if !self.refit_ready(follow.epoch, follow.filed) {
             return false;
