@@ -23,6 +23,9 @@ pub(crate) struct Store<O> {
     slots: Vec<Slot<O>>,
     free: Vec<u32>,
     len: usize,
+    /// Objects inserted and removed so far: the same number means the
+    /// same objects (the grid's refit needs them unchanged).
+    epoch: u64,
 }
 
 impl<O> Default for Store<O> {
@@ -31,6 +34,7 @@ impl<O> Default for Store<O> {
             slots: Vec::new(),
             free: Vec::new(),
             len: 0,
+            epoch: 0,
         }
     }
 }
@@ -60,6 +64,7 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
             }
         };
         self.len += 1;
+        self.epoch += 1;
         Ok(Handle {
             index,
             generation: self.slots[index as usize].generation,
@@ -106,7 +111,15 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
             s.generation = u32::MAX;
         }
         self.len -= 1;
+        self.epoch += 1;
         obj
+    }
+
+    /// Changes the set of objects has seen: a new number after every
+    /// insertion and removal.
+    #[inline]
+    pub fn epoch(&self) -> u64 {
+        self.epoch
     }
 
     /// The handle of a live slot.

@@ -1,6 +1,7 @@
 //! The pair search every tree family runs first: a hierarchical loose grid
-//! over the objects of the kernel's list array, rebuilt at each search by
-//! a counting sort, with rows of candidate boxes tested eight at a time.
+//! over the objects of the kernel's list array, built by a counting sort
+//! and between sorts made to follow the objects where they moved, with
+//! rows of candidate boxes tested eight at a time.
 //!
 //! # Why a grid
 //! Walking a tree visits nodes that hold one or two objects each, and
@@ -19,9 +20,10 @@
 //! the finest level has at most four cells per object), so most objects
 //! live at level 0; an object larger than `c0` lives at the first level
 //! whose cells are at least its size. Each object goes to the cell of its
-//! centre at its level. Cells are numbered row by row (x fastest), each
-//! level after the one below it, and the objects are sorted by that
-//! number: `cell_start[k]..cell_start[k + 1]` are cell `k`'s objects, and
+//! centre at its level (at a sort: see "Following the objects"). Cells
+//! are numbered row by row (x fastest), each level after the one below
+//! it, and the objects are sorted by that number:
+//! `cell_start[k]..cell_start[k + 1]` are cell `k`'s objects, and
 //! a run of cells along x is one range.
 //!
 //! Positions are measured in cells: `u = (x - origin) * (1 / side)`,
@@ -50,6 +52,22 @@
 //! object finds the same pairs, in the same order, as a search of its
 //! own rows would: its own level's first, then the coarser levels'.
 //!
+//! # Following the objects
+//! A frame's moves leave most objects in their cells, so the next build
+//! does not sort them again unless it has to: a refit keeps every
+//! position's object and cell, takes each object's box now (from the
+//! store, in position order, asked for a few positions ahead) and makes
+//! each level's `ext` how far its objects stick out of their cells now.
+//! An object that left its cell stays in it, sticking out farther: the
+//! search stays exact (it relies only on `ext`), and each such object
+//! widens its group's search a little. A build sorts anew instead where
+//! the objects are not the ones sorted (an insertion or a removal, or a
+//! queued object filed since), where an object sticks out by more than
+//! [`DRIFT`] cells beyond the farthest at the sort (a fast object), or
+//! where one object in [`MOVERS`] has left its cell (foreseen from how
+//! many left each frame, so that a refit that would fail is not tried).
+//! Refits and sorts give the same grid on any number of threads.
+//!
 //! # When the grid is not used
 //! Counting gives, per level, how crowded the cells are. When the
 //! expected number of box tests passes [`MAX_TESTS_PER_OBJECT`] per
@@ -70,6 +88,24 @@ use crate::geometry::Vector;
 use crate::index::{Item, report_found};
 use crate::store::{NONE, Store};
 use crate::{Counters, Handle, LayerMatrix, Object};
+
+/// How far, in cells, an object may stick out of its cell after a refit
+/// beyond the farthest at the last sort: one that drifted farther (a
+/// fast object) calls for a new sort, or every object of its level would
+/// search that much farther.
+const DRIFT: f32 = 0.25;
+
+/// A refit may leave at most one object in `MOVERS` out of the cell of
+/// its centre: each widens its group's search. Measured in the `frames`
+/// example (loose octree, 100k objects, five rounds), the pair search
+/// took 81-95 ns an object with at most one in 8, 81-89 with one in 16,
+/// 84-92 with one in 32, 89-94 with one in 64, against 91-96 sorting
+/// every frame.
+const MOVERS: u64 = 16;
+
+/// How many positions ahead a refit asks for an object's slot in the
+/// store.
+const FOLLOW_AHEAD: usize = 16;
 
 /// Candidates tested together.
 const LANES: usize = 8;
@@ -142,6 +178,9 @@ struct Level {
     ext: f32,
     /// Objects filed at the level.
     count: u32,
+    /// How far (before the margin) an object may stick out of its cell
+    /// after a refit: as far as at the last sort, plus [`DRIFT`].
+    limit: f32,
 }
 
 impl Level {
@@ -170,6 +209,15 @@ pub(crate) struct Grid {
     is_static: Vec<bool>,
     /// Cell numbers of the objects in list order (the sort's input).
     src_key: Vec<u32>,
+    /// The store's epoch when the objects were last sorted: a refit needs
+    /// the same objects.
+    epoch: u64,
+    /// Refits since the last sort, the objects out of their cells after
+    /// the last, and how many more there were each frame at the last
+    /// refit tried (to foresee when the next would leave too many).
+    refits: u64,
+    movers: u64,
+    growth: u64,
     /// `cell_start[k]`: the position of cell `k`'s first object; one more
     /// entry for the end.
     cell_start: Vec<u32>,
@@ -336,6 +384,17 @@ fn fold_parts<P: Send, R: Send>(
             .reduce_with(merge);
     }
     parts.map(f).reduce(merge)
+}
+
+/// Pieces of a build of `items`' objects: one per thread of rayon's from
+/// [`PAR_BUILD`] objects where the feature is on, else one.
+fn build_parts<X>(items: &[X]) -> usize {
+    #[cfg(feature = "rayon")]
+    if items.len() >= PAR_BUILD {
+        return rayon::current_num_threads().clamp(1, MAX_PARTS);
+    }
+    let _ = items;
+    1
 }
 
 /// `f` of every part: on rayon's threads where there are several parts
@@ -591,6 +650,130 @@ impl Piece<'_> {
     }
 }
 
+/// What a build needs to follow the objects instead of sorting them
+/// anew ([`Grid::refit`]): which objects there are (the store's epoch,
+/// which every insertion and removal changes, and the number filed in
+/// the tree, which the filing of queued objects changes), each object's
+/// box and static flag now by its slot (`None` where it is not filed),
+/// and a hint to ask for a slot ahead.
+pub(crate) struct Follow<L, P> {
+    pub epoch: u64,
+    pub filed: usize,
+    pub locate: L,
+    pub prefetch: P,
+}
+
+/// What every piece of a refit reads: the grid's levels, cells and
+/// slots.
+#[derive(Clone, Copy)]
+struct FollowCtx<'a> {
+    levels: &'a [Level],
+    used: &'a [u32],
+    origin: [f32; 3],
+    cell_start: &'a [u32],
+    slot: &'a [u32],
+}
+
+/// An object's box and static flag now by its slot, `None` where it is
+/// not filed.
+pub(crate) trait Locate<V: Vector>: Fn(u32) -> Option<(crate::Aabb<V>, bool)> {}
+impl<V: Vector, L: Fn(u32) -> Option<(crate::Aabb<V>, bool)>> Locate<V> for L {}
+
+/// A piece of a refit: the positions from `first`, their boxes and
+/// flags.
+struct FollowPiece<'a> {
+    first: usize,
+    lo: [&'a mut [f32]; 3],
+    hi: [&'a mut [f32]; 3],
+    is_static: &'a mut [bool],
+}
+
+impl FollowPiece<'_> {
+    /// The piece's objects' boxes and flags now, and per level how far
+    /// they stick out of their cells and how many left their cells;
+    /// `None` where one is not filed or sticks out past its level's
+    /// limit.
+    fn follow<V: Vector, L: Locate<V>, P: Fn(u32)>(
+        &mut self,
+        follow: &Follow<L, P>,
+        ctx: &FollowCtx<'_>,
+    ) -> Option<LevelStats> {
+        let FollowCtx {
+            levels,
+            used,
+            origin,
+            cell_start,
+            slot,
+        } = *ctx;
+        let d = V::DIM;
+        let mut stats = NO_STATS;
+        let (first, end) = (self.first, self.first + self.is_static.len());
+        for &l in used {
+            let lv = &levels[l as usize];
+            // The level's positions within the piece.
+            let ls = cell_start[lv.base as usize] as usize;
+            let (s, e) = (ls.max(first), (ls + lv.count as usize).min(end));
+            let mut out = f32::NEG_INFINITY;
+            let mut movers = 0u32;
+            for p in s..e {
+                let q = p - first;
+                // The object as it is now, from the store (asked for
+                // ahead: it is in slot order, the grid in space's).
+                if let Some(&ahead) = slot.get(p + FOLLOW_AHEAD) {
+                    (follow.prefetch)(ahead);
+                }
+                let (aabb, is_static) = (follow.locate)(slot[p])?;
+                // The cell of its centre, as the sort computes it; where
+                // it left the position's cell, that cell's coordinates.
+                let mut kc = [0u32; 3];
+                let mut key = u64::from(lv.base);
+                let mut stride = 1u64;
+                for a in 0..3 {
+                    if a >= d {
+                        break;
+                    }
+                    let u0 = (aabb.min.get(a) - origin[a]) * lv.inv;
+                    let u1 = (aabb.max.get(a) - origin[a]) * lv.inv;
+                    kc[a] = floor(((u0 + u1) * 0.5).max(0.0).min((lv.dims[a] - 1) as f32));
+                    key += u64::from(kc[a]) * stride;
+                    stride *= u64::from(lv.dims[a]);
+                }
+                // Where it left the cell of its position, that cell's.
+                let key = key as usize;
+                let home = cell_start
+                    .get(key..key + 2)
+                    .is_some_and(|r| r[0] as usize <= p && p < r[1] as usize);
+                movers += u32::from(!home);
+                if !home {
+                    kc = coords(lv, cell_start.partition_point(|&x| x as usize <= p) - 1);
+                }
+                let mut o = f32::NEG_INFINITY;
+                for a in 0..3 {
+                    if a >= d {
+                        break;
+                    }
+                    let u0 = (aabb.min.get(a) - origin[a]) * lv.inv;
+                    let u1 = (aabb.max.get(a) - origin[a]) * lv.inv;
+                    let kf = kc[a] as f32;
+                    o = o.max(kf - u0).max(u1 - (kf + 1.0));
+                }
+                // (NaN never: the boxes are checked.)
+                if o > lv.limit || o.is_nan() {
+                    return None;
+                }
+                out = out.max(o);
+                for a in 0..d {
+                    self.lo[a][q] = aabb.min.get(a);
+                    self.hi[a][q] = aabb.max.get(a);
+                }
+                self.is_static[q] = is_static;
+            }
+            stats[l as usize] = (out, movers);
+        }
+        Some(stats)
+    }
+}
+
 impl Grid {
     /// Bytes held.
     pub fn memory(&self) -> usize {
@@ -640,24 +823,186 @@ impl Grid {
     /// room, skipped) into the grid, on this thread. Leaves it unbuilt
     /// (see [`Grid::is_built`]) when it would be too crowded to pay
     /// (module docs): the caller searches its tree.
-    pub fn build<V: Vector>(&mut self, items: &[Item<V>]) {
-        self.ok = self.fill(items, 1);
+    pub fn build<V: Vector, L: Locate<V>, P: Fn(u32)>(
+        &mut self,
+        items: &[Item<V>],
+        follow: &Follow<L, P>,
+    ) {
+        self.ok = self.refit(follow) || self.sort(items, 1, follow);
     }
 
-    /// [`Grid::build`] on rayon's threads where the feature is on (from
-    /// `PAR_BUILD` objects): the same grid, position for position, on
-    /// any number of threads. The build step (`flush`) and the parallel
-    /// pair search build with it.
-    pub fn build_par<V: Vector>(&mut self, items: &[Item<V>]) {
-        #[cfg(feature = "rayon")]
-        let parts = if items.len() >= PAR_BUILD {
-            rayon::current_num_threads().clamp(1, MAX_PARTS)
-        } else {
-            1
+    /// [`Grid::build`], its sort on rayon's threads where the feature is
+    /// on (from `PAR_BUILD` objects): the same grid, position for
+    /// position, on any number of threads. (Its refit runs on this
+    /// thread: the objects' type need not be shared across threads. The
+    /// parallel pair search refits on the threads: [`Grid::build_shared`].)
+    /// The build step (`flush`) builds with it.
+    pub fn build_par<V: Vector, L: Locate<V>, P: Fn(u32)>(
+        &mut self,
+        items: &[Item<V>],
+        follow: &Follow<L, P>,
+    ) {
+        self.ok = self.refit(follow) || self.sort(items, build_parts(items), follow);
+    }
+
+    /// [`Grid::build_par`], its refit on rayon's threads too (the
+    /// parallel pair search, whose objects may be shared).
+    #[cfg(feature = "rayon")]
+    pub fn build_shared<V: Vector, L: Locate<V> + Sync, P: Fn(u32) + Sync>(
+        &mut self,
+        items: &[Item<V>],
+        follow: &Follow<L, P>,
+    ) {
+        let parts = build_parts(items);
+        self.ok = self.refit_par(follow, parts) || self.sort(items, parts, follow);
+    }
+
+    /// A new sort of the objects ([`Grid::fill`]), which `follow`'s
+    /// epoch then names.
+    fn sort<V: Vector, L, P>(
+        &mut self,
+        items: &[Item<V>],
+        parts: usize,
+        follow: &Follow<L, P>,
+    ) -> bool {
+        self.epoch = follow.epoch;
+        self.refits = 0;
+        self.movers = 0;
+        self.fill(items, parts)
+    }
+
+    /// The grid follows its objects where they moved, without a new sort
+    /// (see the module docs): each position keeps its object and cell,
+    /// and takes the object's box now (found through `follow`); each
+    /// level's `ext` becomes how far its objects stick out of their cells
+    /// now. `false`, the grid left to a new sort, where it cannot: it
+    /// was not built, the objects are not the ones sorted (an insertion,
+    /// a removal or a filing since), one sticks out by more than its
+    /// level's `limit`, or too many left their cells (or would: then no
+    /// refit is tried).
+    fn refit<V: Vector, L: Locate<V>, P: Fn(u32)>(&mut self, follow: &Follow<L, P>) -> bool {
+        if !self.refit_ready(follow.epoch, follow.filed) {
+            return false;
+        }
+        let ext = {
+            let (ctx, mut pieces) = self.follow_pieces(1);
+            pieces
+                .next()
+                .and_then(|mut piece| piece.follow(follow, &ctx))
         };
-        #[cfg(not(feature = "rayon"))]
-        let parts = 1;
-        self.ok = self.fill(items, parts);
+        self.refit_done(ext)
+    }
+
+    /// [`Grid::refit`] on rayon's threads, in `parts` pieces: the same
+    /// grid on any number of them.
+    #[cfg(feature = "rayon")]
+    fn refit_par<V: Vector, L: Locate<V> + Sync, P: Fn(u32) + Sync>(
+        &mut self,
+        follow: &Follow<L, P>,
+        parts: usize,
+    ) -> bool {
+        if !self.refit_ready(follow.epoch, follow.filed) {
+            return false;
+        }
+        let ext = {
+            let (ctx, pieces) = self.follow_pieces(parts);
+            fold_parts(
+                pieces,
+                |mut piece| piece.follow(follow, &ctx),
+                |a, b| Some(merged_stats(a?, b?)),
+            )
+            .flatten()
+        };
+        self.refit_done(ext)
+    }
+
+    /// Whether a refit may follow the sort, the objects now those of
+    /// store epoch `epoch`, `filed` of them in the tree.
+    fn refit_ready(&mut self, epoch: u64, filed: usize) -> bool {
+        if !self.ok || self.n == 0 || self.n != filed || self.epoch != epoch {
+            return false;
+        }
+        // About as many objects leave their cells each frame: where the
+        // next refit would leave too many, none is tried (a refit that
+        // fails is wasted work), and the estimate decays, so that one is
+        // tried again once the objects calm down.
+        if self.movers + self.growth > self.max_movers() {
+            self.growth -= self.growth.div_ceil(4);
+            return false;
+        }
+        true
+    }
+
+    /// The most objects out of their cells a refit may leave.
+    fn max_movers(&self) -> u64 {
+        self.n as u64 / MOVERS
+    }
+
+    /// The end of a refit: each level's `ext` from how far its objects
+    /// stick out (`None`: the refit failed, `false`).
+    fn refit_done(&mut self, ext: Option<LevelStats>) -> bool {
+        let Some(ext) = ext else {
+            // An object drifted too far (or was not found): the next few
+            // builds sort without trying (see `refit_ready`).
+            self.growth = self.max_movers() + 1;
+            return false;
+        };
+        // Objects out of their cells widen their groups' searches: a new
+        // sort once they are too many.
+        let movers: u64 = ext.iter().map(|&(_, m)| u64::from(m)).sum();
+        self.growth = movers.div_ceil(self.refits + 1);
+        if movers > self.max_movers() {
+            return false;
+        }
+        self.refits += 1;
+        self.movers = movers;
+        for &l in &self.used {
+            let lv = &mut self.levels[l as usize];
+            lv.ext = with_margin(lv, ext[l as usize].0);
+        }
+        true
+    }
+
+    /// The grid as a refit reads it, and its positions cut into `parts`
+    /// pieces (their boxes and flags, which the refit writes).
+    fn follow_pieces(
+        &mut self,
+        parts: usize,
+    ) -> (
+        FollowCtx<'_>,
+        impl ExactSizeIterator<Item = FollowPiece<'_>>,
+    ) {
+        let n = self.n;
+        let parts = parts.clamp(1, MAX_PARTS);
+        let step = n.div_ceil(parts).max(1);
+        let mut cuts = [0usize; MAX_PARTS];
+        for (i, c) in cuts.iter_mut().enumerate().take(parts).skip(1) {
+            *c = (i * step).min(n);
+        }
+        let cuts = &cuts[1..parts];
+        let ctx = FollowCtx {
+            levels: &self.levels,
+            used: &self.used,
+            origin: self.origin,
+            cell_start: &self.cell_start,
+            slot: &self.slot,
+        };
+        let mut lo = self.lo.each_mut().map(|v| split_at_all(v, cuts));
+        let mut hi = self.hi.each_mut().map(|v| split_at_all(v, cuts));
+        let mut st = split_at_all(&mut self.is_static, cuts);
+        // In an array, not a `Vec`: a refit allocates nothing.
+        let mut pieces: [Option<FollowPiece<'_>>; MAX_PARTS] = core::array::from_fn(|_| None);
+        for (i, p) in pieces.iter_mut().enumerate().take(parts) {
+            let piece = "a piece per part";
+            *p = Some(FollowPiece {
+                first: (i * step).min(n),
+                lo: core::array::from_fn(|a| lo[a].next().expect(piece)),
+                hi: core::array::from_fn(|a| hi[a].next().expect(piece)),
+                is_static: st.next().expect(piece),
+            });
+        }
+        let pieces = (0..parts).map(move |i| pieces[i].take().expect("a piece per part"));
+        (ctx, pieces)
     }
 
     /// The build, its passes cut into `parts` pieces (run on rayon's
@@ -724,6 +1069,7 @@ impl Grid {
                 base: base as u32,
                 ext: f32::NEG_INFINITY,
                 count: 0,
+                limit: 0.0,
             };
             base += lv.cells();
             self.levels.push(lv);
@@ -791,11 +1137,8 @@ impl Grid {
         }
         for (l, lv) in self.levels.iter_mut().enumerate().rev() {
             if lv.count > 0 {
-                // The margin covers the rounding of `ext` and of the
-                // query's bounds: a few units in the last place of the
-                // largest cell coordinate.
-                let big = lv.dims.iter().copied().max().unwrap_or(1) as f32;
-                lv.ext = lv.ext.max(0.0) + (big + lv.ext.max(0.0) + 2.0) * (1.0 / (1 << 20) as f32);
+                lv.limit = lv.ext.max(0.0) + DRIFT;
+                lv.ext = with_margin(lv, lv.ext);
                 self.used.push(l as u32);
             }
         }
@@ -1013,6 +1356,26 @@ impl Grid {
             d,
         )
     }
+}
+
+/// A level's `ext` from the farthest an object sticks out of its cell,
+/// `out`: with a margin for the rounding of `ext` and of the queries'
+/// bounds, a few units in the last place of the largest cell coordinate.
+fn with_margin(lv: &Level, out: f32) -> f32 {
+    let big = lv.dims.iter().copied().max().unwrap_or(1) as f32;
+    out.max(0.0) + (big + out.max(0.0) + 2.0) * (1.0 / (1 << 20) as f32)
+}
+
+/// The coordinates of cell `c` of level `lv` (`c` one of its cells).
+#[inline]
+fn coords(lv: &Level, c: usize) -> [u32; 3] {
+    let r = c - lv.base as usize;
+    let (dx, dy) = (lv.dims[0] as usize, lv.dims[1] as usize);
+    [
+        (r % dx) as u32,
+        ((r / dx) % dy) as u32,
+        (r / dx / dy) as u32,
+    ]
 }
 
 /// The cell after the last of the group of cells that holds column `x`
@@ -1238,15 +1601,11 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
                 while g.cell_start[cell + 1] as usize <= gs {
                     cell += 1;
                 }
-                // The first object's cell by axis (the build's formula on
-                // it, so the same cell), then the rest of its group: the
-                // group's objects in the span are `gs..ge`.
-                let mut own = [0u32; 3];
-                for a in 0..d {
-                    let u0 = (g.lo[a][gs] - g.origin[a]) * lv.inv;
-                    let u1 = (g.hi[a][gs] - g.origin[a]) * lv.inv;
-                    own[a] = floor(((u0 + u1) * 0.5).max(0.0).min((lv.dims[a] - 1) as f32));
-                }
+                // The first object's cell by axis (from the cell's
+                // number: after a refit, the object may have left it),
+                // then the rest of its group: the group's objects in the
+                // span are `gs..ge`.
+                let own = coords(lv, cell);
                 let first_cell = cell;
                 cell += group_end(own[0], lv.dims[0]) - own[0] as usize - 1;
                 let ge = (g.cell_start[cell + 1] as usize).min(e);
@@ -1269,7 +1628,7 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
                 debug_assert_eq!(
                     lv.base + (own[2] * dy + own[1]) * dx + own[0],
                     first_cell as u32,
-                    "the first object's cell by the build's formula"
+                    "the first object's cell by its coordinates"
                 );
                 debug_assert!(
                     own_cells
@@ -1422,7 +1781,9 @@ mod tests {
     /// The grid's pairs with the chunk test `kind`, in search order.
     fn grid_pairs<V: Vector>(t: &LooseOrthtree<V, u32>, kind: Kind) -> Vec<(Handle, Handle)> {
         let core = t.core();
-        let g = core.grid.get(|g| g.build(&core.lists.items));
+        let g = core
+            .grid
+            .get(|g| g.build(&core.lists.items, &core.follow()));
         assert!(g.is_built(), "the scene is sparse enough for the grid");
         let job = super::Job {
             grid: g,
@@ -1556,7 +1917,9 @@ mod tests {
         }
         t.flush();
         let core = t.core();
-        let g = core.grid.get(|g| g.build(&core.lists.items));
+        let g = core
+            .grid
+            .get(|g| g.build(&core.lists.items, &core.follow()));
         let most = g.cell_start.windows(2).map(|w| w[1] - w[0]).max();
         assert_eq!(most, Some(crowd), "one cell holds the cluster");
         let pairs = both_forms_find(&t);
@@ -1610,6 +1973,127 @@ mod tests {
         let (n3, n2) = if cfg!(miri) { (60, 40) } else { (150, 90) };
         check::<Vec3>(n3);
         check::<Vec2>(n2);
+    }
+
+    /// Moves every object of `t` a little (objects `i % 7 == 0` by
+    /// `far`, the others by `step`), along a direction that turns with
+    /// `k`.
+    fn nudge<V: Vector>(t: &mut LooseOrthtree<V, u32>, k: usize, step: f32, far: f32) {
+        let moves: Vec<_> = t
+            .objects()
+            .map(|(h, o)| (h, o.shape, o.value as usize))
+            .collect();
+        for (h, shape, i) in moves {
+            let d = if i % 7 == 0 { far } else { step };
+            let mut v = V::ZERO;
+            for a in 0..V::DIM {
+                let s = if (i + k + a) % 2 == 0 { d } else { -d };
+                v = v.with(a, s);
+            }
+            let moved = match shape {
+                Shape::Sphere(s) => Shape::sphere(s.center + v, s.radius),
+                Shape::Box(b) => Shape::Box(Aabb {
+                    min: b.min + v,
+                    max: b.max + v,
+                }),
+            };
+            t.update(h, moved).expect("inside the world");
+        }
+    }
+
+    /// The grid follows objects that moved a little (no new sort), finds
+    /// the brute force's pairs with both chunk tests and passes its
+    /// check; an object that moved far, an insertion and a removal each
+    /// bring a new sort.
+    fn a_refit_follows_the_objects<V: Vector>() {
+        let mut t = scene::<V>(150);
+        let refits = |t: &LooseOrthtree<V, u32>| t.core().grid.with_current(|g| g.refits);
+        both_forms_find(&t);
+        assert_eq!(refits(&t), 0, "the first build sorts");
+        for k in 0..3 {
+            nudge(&mut t, k, 0.01, 0.01);
+            both_forms_find(&t);
+            t.validate().expect("a valid tree and grid");
+            assert_eq!(refits(&t), k as u64 + 1, "small moves are followed");
+        }
+        // The objects out of their cells: within the limit.
+        let (movers, most) = t.core().grid.with_current(|g| (g.movers, g.max_movers()));
+        assert!(
+            movers <= most,
+            "{movers} objects out of their cells, at most {most}"
+        );
+        // A seventh of the objects jump by three cells' worth of space:
+        // too far for the grid's reach.
+        nudge(&mut t, 9, 0.0, 12.0);
+        both_forms_find(&t);
+        t.validate().expect("a valid tree and grid");
+        assert_eq!(refits(&t), 0, "far moves bring a new sort");
+        // The next few builds sort without trying (a failed refit is
+        // wasted work), then the refits come back.
+        let mut k = 0;
+        while refits(&t) == 0 {
+            k += 1;
+            assert!(k <= 12, "the refits come back after a few sorts");
+            nudge(&mut t, k, 0.01, 0.01);
+            both_forms_find(&t);
+        }
+        assert!(k > 1, "not at once after a failed refit ({k})");
+        // Insertions and removals change the objects: a new sort.
+        let h = t
+            .insert(ObjectDesc::new(Shape::sphere(V::splat(5.0), 1.0), 999))
+            .expect("valid");
+        t.flush();
+        both_forms_find(&t);
+        assert_eq!(refits(&t), 0, "an insertion brings a new sort");
+        nudge(&mut t, 2, 0.01, 0.01);
+        both_forms_find(&t);
+        assert_eq!(refits(&t), 1);
+        t.remove(h).expect("live");
+        both_forms_find(&t);
+        assert_eq!(refits(&t), 0, "a removal brings a new sort");
+        t.validate().expect("a valid tree and grid");
+    }
+
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "no unsafe of its own (the chunk tests' loads run under Miri above), and minutes under Miri"
+    )]
+    fn a_refit_follows_the_objects_3d() {
+        a_refit_follows_the_objects::<Vec3>();
+    }
+
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "no unsafe of its own (the chunk tests' loads run under Miri above), and minutes under Miri"
+    )]
+    fn a_refit_follows_the_objects_2d() {
+        a_refit_follows_the_objects::<Vec2>();
+    }
+
+    /// Objects queued before a sort and filed after it are not in the
+    /// sorted grid: the next build sorts again, though no object was
+    /// inserted or removed in between.
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "no unsafe of its own (the chunk tests' loads run under Miri above), and minutes under Miri"
+    )]
+    fn objects_filed_after_a_sort_bring_a_new_sort() {
+        let mut t = scene::<Vec3>(80);
+        t.insert(ObjectDesc::new(Shape::sphere(Vec3::splat(7.0), 1.0), 500))
+            .expect("valid");
+        // Queued: the search sorts the grid without it.
+        let mut pairs = Vec::new();
+        t.pairs(&mut pairs);
+        let sorted_n = t.core().grid.with_current(|g| g.n);
+        t.flush();
+        both_forms_find(&t);
+        let g_n = t.core().grid.with_current(|g| g.n);
+        assert_eq!(g_n, sorted_n + 1, "the filed object is in the grid");
+        assert_eq!(t.core().grid.with_current(|g| g.refits), 0);
+        t.validate().expect("a valid tree and grid");
     }
 
     /// The mixed scene, then the crowded cell.

@@ -22,9 +22,9 @@
 //!
 //! # The pair search
 //! Every family's pairs come first from the kernel's [`grid`]: the
-//! objects of the list array sorted, by a counting sort at each search,
-//! into the cells of a hierarchical loose grid, and rows of boxes tested
-//! eight at a time (one thread, or cut into ranges for rayon's threads).
+//! objects of the list array sorted, by a counting sort, into the cells
+//! of a hierarchical loose grid (between sorts, the grid follows the
+//! objects where they moved), and rows of boxes tested eight at a time (one thread, or cut into ranges for rayon's threads).
 //! It needs nothing from the family. Where the grid would be crowded (a
 //! million objects in one spot, a small cluster in a huge sparse world),
 //! the family's own walk of its tree runs instead (`find_pairs`): a family
@@ -389,7 +389,8 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     pub fn settle(&mut self) {
         let (nodes, lists, root) = (&self.nodes, &self.lists, self.root);
         self.sub.settle(|s| s.refresh(nodes, lists, root));
-        self.grid.settle(|g| g.build_par(&lists.items));
+        let follow = follow(&self.store, &self.pending);
+        self.grid.settle(|g| g.build_par(&lists.items, &follow));
         self.grid_for_queries = true;
     }
 
@@ -444,11 +445,16 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     /// The list entry of the object of `slot`, where it is filed.
     #[inline]
     fn entry_of(&self, slot: u32) -> Option<&crate::index::Item<V>> {
-        let place = self.store.get_slot(slot)?;
-        let node = self.nodes.get(place.node as usize)?;
         self.lists
             .items
-            .get(node.block().start.wrapping_add(place.pos) as usize)
+            .get(list_index(&self.store, &self.nodes, slot)?)
+    }
+
+    /// What the grid's build needs to follow the objects where they
+    /// moved instead of sorting them anew (see [`grid`]).
+    #[inline]
+    pub fn follow(&self) -> grid::Follow<impl grid::Locate<V> + '_, impl Fn(u32) + '_> {
+        follow(&self.store, &self.pending)
     }
 
     /// Prefetches slot `slot` of the store (its place and its object),
@@ -1025,7 +1031,9 @@ where
     if core.root == NONE {
         return;
     }
-    let g = core.grid.get(|g| g.build(&core.lists.items));
+    let g = core
+        .grid
+        .get(|g| g.build(&core.lists.items, &core.follow()));
     if g.is_built() {
         counters.grid_searches += 1;
         let mut work = core.grid_work.take();
@@ -1049,7 +1057,9 @@ where
     {
         let core = s.core();
         if core.root != NONE {
-            let g = core.grid.get(|g| g.build_par(&core.lists.items));
+            let g = core
+                .grid
+                .get(|g| g.build_shared(&core.lists.items, &core.follow()));
             if g.is_built() {
                 let mut work = core.grid_work.take();
                 g.plan(rayon::current_num_threads() * 8, &mut work);
@@ -1240,6 +1250,41 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
 const PREFETCH_FROM: usize = 32_768;
 #[cfg(test)]
 const PREFETCH_FROM: usize = 1;
+
+/// The position in the list array of the entry of the object of `slot`,
+/// where it is filed (`None` for a slot past the end or an object not
+/// filed).
+#[inline]
+fn list_index<V: Vector, T, N: TreeNode<V>>(
+    store: &Store<Object<V, T>>,
+    nodes: &[N],
+    slot: u32,
+) -> Option<usize> {
+    let place = store.get_slot(slot)?;
+    let node = nodes.get(place.node as usize)?;
+    Some(node.block().start.wrapping_add(place.pos) as usize)
+}
+
+/// [`Core::follow`] on the store alone (for a build that holds the lists
+/// at the same time).
+#[inline]
+fn follow<'a, V: Vector, T>(
+    store: &'a Store<Object<V, T>>,
+    pending: &[u32],
+) -> grid::Follow<impl grid::Locate<V> + 'a, impl Fn(u32) + 'a> {
+    grid::Follow {
+        epoch: store.epoch(),
+        filed: store.len() - pending.len(),
+        // The box as the lists hold it: the shape's (a list entry's box
+        // is always its object's, `validate` checks it).
+        locate: move |slot| {
+            let s = store.get_slot(slot)?;
+            let o = s.get().filter(|_| s.node != NONE)?;
+            Some((o.aabb(), o.is_static))
+        },
+        prefetch: move |slot| store.prefetch_slot(slot),
+    }
+}
 
 /// Asks the processor to bring `x`'s cache lines near: every line the
 /// value covers (a node or a list entry may straddle two or three: the

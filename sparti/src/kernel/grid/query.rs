@@ -427,32 +427,30 @@ impl Grid {
         if self.n == 0 {
             return Ok(());
         }
-        // Each object in the range of the cell the build's formula gives
-        // it: the keys of the grid's own boxes, by the build's pass.
-        let at: Vec<crate::index::Item<V>> = (0..self.n)
-            .map(|j| {
-                let (mut min, mut max) = (V::ZERO, V::ZERO);
-                for a in 0..V::DIM {
-                    min = min.with(a, self.lo[a][j]);
-                    max = max.with(a, self.hi[a][j]);
+        // Each object within its cell grown by its level's `ext` (the
+        // sort files it in the cell of its centre; a refit may leave it
+        // drifting out, as far as `ext`).
+        for (l, lv) in self.levels.iter().enumerate() {
+            let first = lv.base as usize;
+            for c in first..first + lv.cells() as usize {
+                let k = super::coords(lv, c);
+                let range = self.cell_start[c] as usize..self.cell_start[c + 1] as usize;
+                if range.end > range.start && !self.used.contains(&(l as u32)) {
+                    return Err(format!("cell {c} holds objects of a level marked empty"));
                 }
-                crate::index::Item {
-                    aabb: crate::Aabb { min, max },
-                    slot: self.slot[j],
-                    is_static: self.is_static[j],
+                for j in range {
+                    for a in 0..V::DIM {
+                        let u0 = (self.lo[a][j] - self.origin[a]) * lv.inv;
+                        let u1 = (self.hi[a][j] - self.origin[a]) * lv.inv;
+                        let kf = k[a] as f32;
+                        if !(kf - u0 <= lv.ext && u1 - (kf + 1.0) <= lv.ext) {
+                            return Err(format!(
+                                "grid position {j} sticks out of its cell {c} by more than its level's reach {}",
+                                lv.ext
+                            ));
+                        }
+                    }
                 }
-            })
-            .collect();
-        let mut keys = vec![0u32; self.n];
-        super::Keyer::over(&self.levels, self.origin).keys(&at, &mut keys);
-        for (j, &k) in keys.iter().enumerate() {
-            let k = k as usize;
-            let in_range = self
-                .cell_start
-                .get(k..k + 2)
-                .is_some_and(|r| r[0] as usize <= j && j < r[1] as usize);
-            if !in_range {
-                return Err(format!("grid position {j} is out of its cell {k}'s range"));
             }
         }
         Ok(())
