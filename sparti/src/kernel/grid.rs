@@ -2054,21 +2054,12 @@ mod tests {
         t.validate().expect("a valid tree and grid");
     }
 
+    // The refit's tests add no `unsafe` (the chunk tests' loads run under
+    // Miri above) and take minutes under Miri: left out there.
     #[test]
-    #[cfg_attr(
-        miri,
-        ignore = "no unsafe of its own (the chunk tests' loads run under Miri above), and minutes under Miri"
-    )]
-    fn a_refit_follows_the_objects_3d() {
+    #[cfg_attr(miri, ignore = "no unsafe; minutes under Miri")]
+    fn a_refit_follows_the_objects_in_3d_and_2d() {
         a_refit_follows_the_objects::<Vec3>();
-    }
-
-    #[test]
-    #[cfg_attr(
-        miri,
-        ignore = "no unsafe of its own (the chunk tests' loads run under Miri above), and minutes under Miri"
-    )]
-    fn a_refit_follows_the_objects_2d() {
         a_refit_follows_the_objects::<Vec2>();
     }
 
@@ -2076,10 +2067,7 @@ mod tests {
     /// sorted grid: the next build sorts again, though no object was
     /// inserted or removed in between.
     #[test]
-    #[cfg_attr(
-        miri,
-        ignore = "no unsafe of its own (the chunk tests' loads run under Miri above), and minutes under Miri"
-    )]
+    #[cfg_attr(miri, ignore = "no unsafe; minutes under Miri")]
     fn objects_filed_after_a_sort_bring_a_new_sort() {
         let mut t = scene::<Vec3>(80);
         t.insert(ObjectDesc::new(Shape::sphere(Vec3::splat(7.0), 1.0), 500))
