@@ -115,8 +115,8 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         obj
     }
 
-    /// Changes the set of objects has seen: a new number after every
-    /// insertion and removal.
+    /// How many times the set of objects has changed: a new number after
+    /// every insertion and removal.
     #[inline]
     pub fn epoch(&self) -> u64 {
         self.epoch

@@ -58,8 +58,8 @@
 //! position's object and cell, takes each object's box now (from the
 //! store, in position order, asked for a few positions ahead) and makes
 //! each level's `ext` how far its objects stick out of their cells now.
-//! An object that left its cell stays in it, sticking out farther: the
-//! search stays exact (it relies only on `ext`), and each such object
+//! An object that left its cell stays filed there, sticking out farther:
+//! the search stays exact (it relies only on `ext`), and each such object
 //! widens its group's search a little. A build sorts anew instead where
 //! the objects are not the ones sorted (an insertion or a removal, or a
 //! queued object filed since), where an object sticks out by more than

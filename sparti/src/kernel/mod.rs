@@ -24,7 +24,8 @@
 //! Every family's pairs come first from the kernel's [`grid`]: the
 //! objects of the list array sorted, by a counting sort, into the cells
 //! of a hierarchical loose grid (between sorts, the grid follows the
-//! objects where they moved), and rows of boxes tested eight at a time (one thread, or cut into ranges for rayon's threads).
+//! objects where they moved), and rows of boxes tested eight at a time
+//! (one thread, or cut into ranges for rayon's threads).
 //! It needs nothing from the family. Where the grid would be crowded (a
 //! million objects in one spot, a small cluster in a huge sparse world),
 //! the family's own walk of its tree runs instead (`find_pairs`): a family
@@ -445,9 +446,11 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     /// The list entry of the object of `slot`, where it is filed.
     #[inline]
     fn entry_of(&self, slot: u32) -> Option<&crate::index::Item<V>> {
+        let place = self.store.get_slot(slot)?;
+        let node = self.nodes.get(place.node as usize)?;
         self.lists
             .items
-            .get(list_index(&self.store, &self.nodes, slot)?)
+            .get(node.block().start.wrapping_add(place.pos) as usize)
     }
 
     /// What the grid's build needs to follow the objects where they
@@ -1250,20 +1253,6 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
 const PREFETCH_FROM: usize = 32_768;
 #[cfg(test)]
 const PREFETCH_FROM: usize = 1;
-
-/// The position in the list array of the entry of the object of `slot`,
-/// where it is filed (`None` for a slot past the end or an object not
-/// filed).
-#[inline]
-fn list_index<V: Vector, T, N: TreeNode<V>>(
-    store: &Store<Object<V, T>>,
-    nodes: &[N],
-    slot: u32,
-) -> Option<usize> {
-    let place = store.get_slot(slot)?;
-    let node = nodes.get(place.node as usize)?;
-    Some(node.block().start.wrapping_add(place.pos) as usize)
-}
 
 /// [`Core::follow`] on the store alone (for a build that holds the lists
 /// at the same time).
