@@ -725,6 +725,7 @@ impl FollowPiece<'_> {
                 let (aabb, is_static) = (follow.locate)(slot[p])?;
                 // The cell of its centre, as the sort computes it; where
                 // it left the position's cell, that cell's coordinates.
+                let (mut u0, mut u1) = ([0f32; 3], [0f32; 3]);
                 let mut kc = [0u32; 3];
                 let mut key = u64::from(lv.base);
                 let mut stride = 1u64;
@@ -732,9 +733,13 @@ impl FollowPiece<'_> {
                     if a >= d {
                         break;
                     }
-                    let u0 = (aabb.min.get(a) - origin[a]) * lv.inv;
-                    let u1 = (aabb.max.get(a) - origin[a]) * lv.inv;
-                    kc[a] = floor(((u0 + u1) * 0.5).max(0.0).min((lv.dims[a] - 1) as f32));
+                    u0[a] = (aabb.min.get(a) - origin[a]) * lv.inv;
+                    u1[a] = (aabb.max.get(a) - origin[a]) * lv.inv;
+                    kc[a] = floor(
+                        ((u0[a] + u1[a]) * 0.5)
+                            .max(0.0)
+                            .min((lv.dims[a] - 1) as f32),
+                    );
                     key += u64::from(kc[a]) * stride;
                     stride *= u64::from(lv.dims[a]);
                 }
@@ -752,10 +757,8 @@ impl FollowPiece<'_> {
                     if a >= d {
                         break;
                     }
-                    let u0 = (aabb.min.get(a) - origin[a]) * lv.inv;
-                    let u1 = (aabb.max.get(a) - origin[a]) * lv.inv;
                     let kf = kc[a] as f32;
-                    o = o.max(kf - u0).max(u1 - (kf + 1.0));
+                    o = o.max(kf - u0[a]).max(u1[a] - (kf + 1.0));
                 }
                 // (NaN never: the boxes are checked.)
                 if o > lv.limit || o.is_nan() {
