@@ -184,13 +184,7 @@ impl<V: Vector> SubBounds<V> {
 
     /// Brings the boxes up to date with the tree: the marked nodes and
     /// their ancestors, or everything after a bulk change.
-    pub fn refresh<N: TreeNode<V>>(
-        &mut self,
-        nodes: &[N],
-        lists: &crate::kernel::Lists<V>,
-        root: u32,
-    ) {
-        let lists = &lists.items[..];
+    pub fn refresh<N: TreeNode<V>>(&mut self, nodes: &[N], lists: &[Item<V>], root: u32) {
         if !self.stale
             && self.bounds.len() <= nodes.len()
             && !self.refresh_marked(nodes, lists, root)
