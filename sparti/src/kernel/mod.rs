@@ -393,7 +393,11 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     pub fn settle(&mut self) {
         let items = entries(&self.lists, &self.moved, &self.store, &self.nodes);
         let (nodes, root) = (&self.nodes, self.root);
-        self.sub.settle(|s| s.refresh(nodes, items, root));
+        let (moved, store) = (&self.moved, &self.store);
+        self.sub.settle(|s| {
+            moved.mark_into(s, store);
+            s.refresh(nodes, items, root);
+        });
         let follow = follow(&self.store, &self.pending);
         self.grid.settle(|g| g.build_par(|| items, &follow));
         self.grid_for_queries = true;
@@ -521,12 +525,18 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     #[inline]
     pub fn moved_in_place(&mut self, slot: u32) {
         if self.lists.boxes_written() {
-            // The first since the boxes were last written: the record
-            // starts again.
+            // The first since the boxes were last written: the query
+            // boxes take the last record's marks (if they have not), and
+            // a new record starts.
+            let sub = self.sub.edit();
+            self.moved.mark_into(sub, &self.store);
             self.moved.slots.clear();
             self.moved.all = false;
+            self.moved.record += 1;
             self.lists.boxes_late();
         }
+        // A refit may have left the grid up to date since the last move.
+        self.grid_changed();
         if !self.moved.all {
             if self.moved.slots.len() > self.lists.objects() / MOVED_PART + MOVED_LISTED {
                 self.moved.all = true;
@@ -556,7 +566,10 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
             lists: items,
             root,
             store: &self.store,
-            sub: self.sub.get(|s| s.refresh(nodes, items, root)),
+            sub: self.sub.get(|s| {
+                self.moved.mark_into(s, &self.store);
+                s.refresh(nodes, items, root);
+            }),
             pending: &self.pending,
             grid: self.query_grid(),
         }
@@ -627,7 +640,8 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
             + (self.free_nodes.capacity()
                 + self.pending.capacity()
                 + self.idle.capacity()
-                + self.idle_spare.capacity())
+                + self.idle_spare.capacity()
+                + self.moved.slots.capacity())
                 * size_of::<u32>()
             + self.sub.with_current(SubBounds::memory_bytes)
             + self
@@ -1278,14 +1292,7 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
     }
     core.next_move = m.slot.wrapping_add(1);
     let r = s.update_boxed(m);
-    let core = s.core_mut();
-    if core.store.resolve(m.handle).is_ok() {
-        let n = core.store.slot(m.slot).node;
-        if n != NONE {
-            core.mark_node(n);
-        }
-    }
-    core.tidy();
+    s.core_mut().tidy();
     r
 }
 
@@ -1324,23 +1331,40 @@ fn follow<'a, V: Vector, T>(
 ///
 /// A move that leaves its object in its node (nearly every move of a
 /// frame) writes the new shape into the store and records the slot
-/// here; it does not write the object's list entry, which lies at random
-/// in memory when the objects are moved in the order they were made
-/// (measured with the `frames` example, loose octree, a million objects:
-/// the moves took 79-80 ns an object with the write, 63-65 without). The
-/// next reader of the lists ([`Core::entries`]: the queries that walk
-/// the tree, a new sort of the grid, `validate`) writes the boxes first,
-/// from the store, once. The pair search's refit reads the store and
-/// needs none, so a frame of moves and pairs writes no entry. Changes
-/// that read an entry's box take it from the store ([`Core::box_of`]).
-#[derive(Default)]
+/// here; it neither writes the object's list entry nor marks its node for
+/// the query boxes, both at random in memory when the objects are moved
+/// in the order they were made (measured with the `frames` example,
+/// loose octree, a million objects: the moves took 79-80 ns an object
+/// with the write and the mark, 63-65 without either). The next reader of
+/// the lists ([`Core::entries`]: the queries that walk the tree, a new
+/// sort of the grid, `validate`) writes the boxes first, from the store,
+/// once; the query boxes mark the record's nodes when they are next
+/// brought up to date, or take its marks when the next record starts.
+/// The pair search's refit reads the store and needs neither, so a frame
+/// of moves and pairs writes no entry and marks no node. Changes that
+/// read an entry's box take it from the store ([`Core::box_of`]).
 pub(crate) struct Moved {
     /// Their slots (one may come more than once; a slot whose object has
     /// gone since, or is queued, is skipped).
     slots: Vec<u32>,
     /// Set once they are more than one object in [`MOVED_PART`]: every
-    /// entry's box is written then.
+    /// entry's box is written then, and every query box recomputed.
     all: bool,
+    /// The record's number: the query boxes note the last one whose
+    /// nodes they marked ([`SubBounds::absorbed`]).
+    record: u64,
+}
+
+impl Default for Moved {
+    /// An empty record, numbered 1: the query boxes start having marked
+    /// none (0).
+    fn default() -> Self {
+        Self {
+            slots: Vec::new(),
+            all: false,
+            record: 1,
+        }
+    }
 }
 
 /// From `objects / MOVED_PART + MOVED_LISTED` moves on, every entry is
@@ -1354,6 +1378,47 @@ const MOVED_LISTED: usize = 64;
 const WRITE_AHEAD: usize = 16;
 
 impl Moved {
+    /// Marks the record's nodes in the query boxes `s`, unless they have
+    /// marked them already.
+    fn mark_into<V: Vector, T>(&self, s: &mut SubBounds<V>, store: &Store<Object<V, T>>) {
+        if s.absorbed == self.record {
+            return;
+        }
+        s.absorbed = self.record;
+        if self.all {
+            s.mark_stale();
+            return;
+        }
+        for &slot in &self.slots {
+            if let Some(place) = store.get_slot(slot).filter(|p| p.get().is_some()) {
+                if place.node != NONE {
+                    s.mark_node(place.node);
+                }
+            }
+        }
+    }
+
+    /// By node, whether it may hold an object of the record that the
+    /// query boxes `s` have not marked (for `validate`).
+    pub fn unmarked<V: Vector, T>(
+        &self,
+        s: &SubBounds<V>,
+        store: &Store<Object<V, T>>,
+        nodes: usize,
+    ) -> Vec<bool> {
+        let mut late = vec![self.all && s.absorbed != self.record; nodes];
+        if s.absorbed != self.record && !self.all {
+            for &slot in &self.slots {
+                if let Some(p) = store.get_slot(slot).filter(|p| p.get().is_some()) {
+                    if let Some(l) = late.get_mut(p.node as usize) {
+                        *l = true;
+                    }
+                }
+            }
+        }
+        late
+    }
+
     /// Writes the boxes of the entries moved in place, from the store.
     fn write<V: Vector, T, N: TreeNode<V>>(
         &self,
@@ -1726,7 +1791,10 @@ macro_rules! impl_spatial_index {
                 $crate::kernel::check_tree(self)?;
                 let core = $crate::kernel::Family::core(self);
                 core.sub
-                    .with_current(|s| s.check(&core.nodes, core.entries(), core.root))
+                    .with_current(|s| {
+                        let late = core.moved.unmarked(s, &core.store, core.nodes.len());
+                        s.check(&core.nodes, core.entries(), core.root, |n| late[n as usize])
+                    })
                     .map_err($crate::ValidationError)?;
                 core.grid
                     .peek()
