@@ -88,6 +88,9 @@ pub(crate) struct SubBounds<V: Vector> {
     is_dirty: Vec<bool>,
     /// True when everything is to be recomputed.
     stale: bool,
+    /// The last record of moves in place whose nodes were marked here
+    /// (see [`crate::kernel::Moved`]).
+    pub absorbed: u64,
 }
 
 impl<V: Vector> Default for SubBounds<V> {
@@ -103,6 +106,7 @@ impl<V: Vector> Default for SubBounds<V> {
             dirty: Vec::new(),
             is_dirty: Vec::new(),
             stale: true,
+            absorbed: 0,
         }
     }
 }
@@ -184,13 +188,7 @@ impl<V: Vector> SubBounds<V> {
 
     /// Brings the boxes up to date with the tree: the marked nodes and
     /// their ancestors, or everything after a bulk change.
-    pub fn refresh<N: TreeNode<V>>(
-        &mut self,
-        nodes: &[N],
-        lists: &crate::kernel::Lists<V>,
-        root: u32,
-    ) {
-        let lists = &lists.items[..];
+    pub fn refresh<N: TreeNode<V>>(&mut self, nodes: &[N], lists: &[Item<V>], root: u32) {
         if !self.stale
             && self.bounds.len() <= nodes.len()
             && !self.refresh_marked(nodes, lists, root)
@@ -306,11 +304,15 @@ impl<V: Vector> SubBounds<V> {
     /// Checks that every node's boxes hold its own objects, unless the
     /// node is marked (or everything is stale): a change that forgot to
     /// mark its node is caught by the next `validate`.
+    /// Nodes for which `late` is true hold objects moved in place since
+    /// the last marks (see [`crate::kernel::Moved`]): as marked nodes,
+    /// they are not checked.
     pub fn check<N: TreeNode<V>>(
         &self,
         nodes: &[N],
         lists: &[Item<V>],
         root: u32,
+        late: impl Fn(u32) -> bool,
     ) -> Result<(), String> {
         if self.stale || root == NONE {
             return Ok(());
@@ -320,7 +322,7 @@ impl<V: Vector> SubBounds<V> {
             let node = &nodes[n as usize];
             stack.extend(node.children().iter().copied().filter(|&c| c != NONE));
             let i = n as usize;
-            if i >= self.bounds.len() || self.is_dirty.get(i).copied().unwrap_or(false) {
+            if i >= self.bounds.len() || self.is_dirty.get(i).copied().unwrap_or(false) || late(n) {
                 continue;
             }
             let boxes = self.chunks(n);

@@ -316,9 +316,9 @@ impl<V: Vector, T> Bsp<V, T> {
     fn unfile_fitting(&mut self, n: u32, work: &mut Vec<(u32, u32)>) {
         let mut i = 0;
         while i < self.core.nodes[n as usize].items.len() {
+            let it = self.core.items_as_is(n)[i];
             let node = &self.core.nodes[n as usize];
-            let it = self.core.items(n)[i];
-            if Self::side_of(node, &it.aabb).is_some() {
+            if Self::side_of(node, &self.core.box_of(it.slot)).is_some() {
                 self.core.unfile_at(n, i);
                 work.push((n, it.slot));
             } else {

@@ -37,7 +37,7 @@ impl<V: Vector, T> Bsp<V, T> {
         let (n, pos) = self.core.set_shape(m.slot, m.shape);
         self.update_visits += 1;
         if self.keeps(n, &m.aabb) {
-            self.core.items_mut(n)[pos].aabb = m.aabb;
+            self.core.moved_in_place(m.slot);
             return Ok(());
         }
         self.core.unfile_at(n, pos);

@@ -498,7 +498,7 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
         }
     });
     let by_entry = &mut batch.by_entry;
-    by_entry.grow_to(core.lists.items.len());
+    by_entry.grow_to(core.lists.as_is().len());
     let by_entry = &*by_entry;
     let parts = n.div_ceil(PART_MOVES);
     if batch.rest.len() < parts {
@@ -571,7 +571,7 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
             }
         }
     });
-    let items = &mut core.lists.items;
+    let items = core.lists.items_mut();
     let table = &by_entry.0[..items.len()];
     zip_chunks(items, table, GATHER_CHUNK, |items, table| {
         for (j, (it, e)) in items.iter_mut().zip(table).enumerate() {
@@ -603,7 +603,7 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
     let mut far = rest.iter().flatten().skip(REST_AHEAD);
     let mut near = rest.iter().flatten().skip(REST_AHEAD / 2);
     for &i in rest.iter().flatten() {
-        let core = s.core();
+        let core = s.core_mut();
         if let Some(&f) = far.next() {
             core.prefetch_slot(slots[f as usize]);
         }

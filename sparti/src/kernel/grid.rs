@@ -388,12 +388,12 @@ fn fold_parts<P: Send, R: Send>(
 
 /// Pieces of a build of `items`' objects: one per thread of rayon's from
 /// [`PAR_BUILD`] objects where the feature is on, else one.
-fn build_parts<X>(items: &[X]) -> usize {
+fn build_parts(objects: usize) -> usize {
     #[cfg(feature = "rayon")]
-    if items.len() >= PAR_BUILD {
+    if objects >= PAR_BUILD {
         return rayon::current_num_threads().clamp(1, MAX_PARTS);
     }
-    let _ = items;
+    let _ = objects;
     1
 }
 
@@ -823,15 +823,17 @@ impl Grid {
     }
 
     /// Sorts the objects of `items` (entries whose slot is `NONE` are
-    /// room, skipped) into the grid, on this thread. Leaves it unbuilt
-    /// (see [`Grid::is_built`]) when it would be too crowded to pay
-    /// (module docs): the caller searches its tree.
-    pub fn build<V: Vector, L: Locate<V>, P: Fn(u32)>(
+    /// room, skipped) into the grid, on this thread, or follows them
+    /// where they moved since the last sort (a refit, which reads the
+    /// objects through `follow` and does not call `items`). Leaves it
+    /// unbuilt (see [`Grid::is_built`]) when it would be too crowded to
+    /// pay (module docs): the caller searches its tree.
+    pub fn build<'i, V: Vector, L: Locate<V>, P: Fn(u32)>(
         &mut self,
-        items: &[Item<V>],
+        items: impl FnOnce() -> &'i [Item<V>],
         follow: &Follow<L, P>,
     ) {
-        self.ok = self.refit(follow) || self.sort(items, 1, follow);
+        self.ok = self.refit(follow) || self.sort(items(), 1, follow);
     }
 
     /// [`Grid::build`], its sort on rayon's threads where the feature is
@@ -840,24 +842,27 @@ impl Grid {
     /// thread: the objects' type need not be shared across threads. The
     /// parallel pair search refits on the threads: [`Grid::build_shared`].)
     /// The build step (`flush`) builds with it.
-    pub fn build_par<V: Vector, L: Locate<V>, P: Fn(u32)>(
+    pub fn build_par<'i, V: Vector, L: Locate<V>, P: Fn(u32)>(
         &mut self,
-        items: &[Item<V>],
+        items: impl FnOnce() -> &'i [Item<V>],
         follow: &Follow<L, P>,
     ) {
-        self.ok = self.refit(follow) || self.sort(items, build_parts(items), follow);
+        self.ok = self.refit(follow) || {
+            let items = items();
+            self.sort(items, build_parts(items.len()), follow)
+        };
     }
 
     /// [`Grid::build_par`], its refit on rayon's threads too (the
     /// parallel pair search, whose objects may be shared).
     #[cfg(feature = "rayon")]
-    pub fn build_shared<V: Vector, L: Locate<V> + Sync, P: Fn(u32) + Sync>(
+    pub fn build_shared<'i, V: Vector, L: Locate<V> + Sync, P: Fn(u32) + Sync>(
         &mut self,
-        items: &[Item<V>],
+        items: impl FnOnce() -> &'i [Item<V>],
         follow: &Follow<L, P>,
     ) {
-        let parts = build_parts(items);
-        self.ok = self.refit_par(follow, parts) || self.sort(items, parts, follow);
+        let parts = build_parts(follow.filed);
+        self.ok = self.refit_par(follow, parts) || self.sort(items(), parts, follow);
     }
 
     /// A new sort of the objects ([`Grid::fill`]), which `follow`'s
@@ -1786,7 +1791,7 @@ mod tests {
         let core = t.core();
         let g = core
             .grid
-            .get(|g| g.build(&core.lists.items, &core.follow()));
+            .get(|g| g.build(|| core.entries(), &core.follow()));
         assert!(g.is_built(), "the scene is sparse enough for the grid");
         let job = super::Job {
             grid: g,
@@ -1922,7 +1927,7 @@ mod tests {
         let core = t.core();
         let g = core
             .grid
-            .get(|g| g.build(&core.lists.items, &core.follow()));
+            .get(|g| g.build(|| core.entries(), &core.follow()));
         let most = g.cell_start.windows(2).map(|w| w[1] - w[0]).max();
         assert_eq!(most, Some(crowd), "one cell holds the cluster");
         let pairs = both_forms_find(&t);
@@ -1961,7 +1966,7 @@ mod tests {
         }
         fn check<V: Vector>(n: usize) {
             let t = scene::<V>(n);
-            let items = &t.core().lists.items;
+            let items = t.core().entries();
             let mut one = super::Grid::default();
             assert!(one.fill_in(items, 1, false), "a sparse scene");
             for parts in 1..=3 {

@@ -298,6 +298,8 @@ pub(crate) struct Core<V: Vector, T, N> {
     pub nodes: Vec<N>,
     /// Every node's objects, in one array (see [`Lists`]).
     pub lists: Lists<V>,
+    /// The moves in place whose list entries' boxes are not written yet.
+    pub moved: Moved,
     pub free_nodes: Vec<u32>,
     /// The root node, `NONE` for a tree not built yet.
     pub root: u32,
@@ -341,6 +343,7 @@ impl<V: Vector, T, N: TreeNode<V>> Default for Core<V, T, N> {
             store: Store::default(),
             nodes: Vec::new(),
             lists: Lists::default(),
+            moved: Moved::default(),
             free_nodes: Vec::new(),
             root: NONE,
             pending: Vec::new(),
@@ -388,10 +391,15 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     /// Brings the query boxes and the grid up to date now (the build
     /// step): the queries use the grid from now until the next change.
     pub fn settle(&mut self) {
-        let (nodes, lists, root) = (&self.nodes, &self.lists, self.root);
-        self.sub.settle(|s| s.refresh(nodes, lists, root));
+        let items = entries(&self.lists, &self.moved, &self.store, &self.nodes);
+        let (nodes, root) = (&self.nodes, self.root);
+        let (moved, store) = (&self.moved, &self.store);
+        self.sub.settle(|s| {
+            moved.mark_into(s, store);
+            s.refresh(nodes, items, root);
+        });
         let follow = follow(&self.store, &self.pending);
-        self.grid.settle(|g| g.build_par(&lists.items, &follow));
+        self.grid.settle(|g| g.build_par(|| items, &follow));
         self.grid_for_queries = true;
     }
 
@@ -411,25 +419,19 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         self.grid.peek().filter(|g| g.is_built())
     }
 
-    /// Prefetches what a move of the objects a few slots after `slot`
-    /// will touch at random: the list entry of the object four slots on,
-    /// and the node of the one eight slots on (whose entry the fourth
-    /// move after this one prefetches, then finding the node near: with
-    /// two and four, that move still waited for the node; BENCHMARKS.md,
-    /// thirteenth session). Called when objects
+    /// Prefetches what a move of the object eight slots after `slot`
+    /// will touch at random: its node. (A move that leaves the object in
+    /// its node writes no list entry: see [`Moved`].) Called when objects
     /// are moved one by one in slot order (the order a game that moves
     /// its objects in the order it made them gives), in a store of at
-    /// least [`PREFETCH_FROM`] slots: the entry's write,
-    /// at random in a large tree, otherwise waits for its cache line
-    /// (BENCHMARKS.md, eleventh session).
+    /// least [`PREFETCH_FROM`] slots: the node's read, at random in a
+    /// large tree, otherwise waits for its cache line (BENCHMARKS.md,
+    /// eleventh and thirteenth sessions).
     // Out of line: inlined, it changed how the compiler laid out the
     // moves of small trees (`sparti bench`'s loose quadtree at 10k, 10%
     // slower).
     #[inline(never)]
     pub fn prefetch_ahead(&self, slot: u32) {
-        if let Some(it) = self.entry_of(slot.wrapping_add(4)) {
-            prefetch(it);
-        }
         if let Some(node) = self.node_of(slot.wrapping_add(8)) {
             prefetch(node);
         }
@@ -445,12 +447,11 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
 
     /// The list entry of the object of `slot`, where it is filed.
     #[inline]
-    fn entry_of(&self, slot: u32) -> Option<&crate::index::Item<V>> {
+    fn entry_of(&mut self, slot: u32) -> Option<&crate::index::Item<V>> {
         let place = self.store.get_slot(slot)?;
         let node = self.nodes.get(place.node as usize)?;
-        self.lists
-            .items
-            .get(node.block().start.wrapping_add(place.pos) as usize)
+        let at = node.block().start.wrapping_add(place.pos) as usize;
+        self.lists.as_is().get(at)
     }
 
     /// What the grid's build needs to follow the objects where they
@@ -482,21 +483,72 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     /// of it a little later; nothing where the slot holds no filed
     /// object.
     #[inline]
-    pub fn prefetch_place(&self, slot: u32) {
+    pub fn prefetch_place(&mut self, slot: u32) {
         self.prefetch_node_of(slot);
         if let Some(it) = self.entry_of(slot) {
             prefetch(it);
         }
     }
 
-    /// The objects filed in node `n`.
+    /// The objects filed in node `n`, their boxes written (see
+    /// [`Moved`]).
     #[inline]
     pub fn items(&self, n: u32) -> &[crate::index::Item<V>] {
-        self.lists.get(self.nodes[n as usize].block())
+        &self.entries()[self.nodes[n as usize].block().range()]
+    }
+
+    /// The objects filed in node `n` as the list holds them, for a
+    /// change: their slots and places are current, but the box of an
+    /// object moved in place may be late (see [`Moved`]); take it from
+    /// the store ([`Core::box_of`]).
+    #[inline]
+    pub fn items_as_is(&mut self, n: u32) -> &[crate::index::Item<V>] {
+        let b = self.nodes[n as usize].block();
+        &self.lists.as_is()[b.range()]
+    }
+
+    /// The box of the object in `slot` now (from its shape).
+    #[inline]
+    pub fn box_of(&self, slot: u32) -> Aabb<V> {
+        self.store.obj(slot).aabb()
+    }
+
+    /// Every list entry, their boxes written (see [`Moved`]).
+    #[inline]
+    pub fn entries(&self) -> &[crate::index::Item<V>] {
+        entries(&self.lists, &self.moved, &self.store, &self.nodes)
+    }
+
+    /// Records a move that left the object of `slot` in its node: its
+    /// list entry's box is written by the next reader of the lists (see
+    /// [`Moved`]).
+    #[inline]
+    pub fn moved_in_place(&mut self, slot: u32) {
+        if self.lists.boxes_written() {
+            // The first since the boxes were last written: the query
+            // boxes take the last record's marks (if they have not), and
+            // a new record starts.
+            let sub = self.sub.edit();
+            self.moved.mark_into(sub, &self.store);
+            self.moved.slots.clear();
+            self.moved.all = false;
+            self.moved.record += 1;
+            self.lists.boxes_late();
+        }
+        // A refit may have left the grid up to date since the last move.
+        self.grid_changed();
+        if !self.moved.all {
+            if self.moved.slots.len() > self.lists.objects() / MOVED_PART + MOVED_LISTED {
+                self.moved.all = true;
+            } else {
+                self.moved.slots.push(slot);
+            }
+        }
     }
 
     /// The objects filed in node `n`, mutably (their boxes; a change to
     /// the list must mark the node).
+    #[cfg(test)]
     #[inline]
     pub fn items_mut(&mut self, n: u32) -> &mut [crate::index::Item<V>] {
         let b = self.nodes[n as usize].block();
@@ -507,13 +559,17 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     /// to date if a change came since the last query.
     #[inline]
     pub fn view(&self) -> Tree<'_, V, T, N> {
-        let (nodes, lists, root) = (&self.nodes, &self.lists, self.root);
+        let (nodes, root) = (&self.nodes, self.root);
+        let items = self.entries();
         Tree {
             nodes,
-            lists: &lists.items,
+            lists: items,
             root,
             store: &self.store,
-            sub: self.sub.get(|s| s.refresh(nodes, lists, root)),
+            sub: self.sub.get(|s| {
+                self.moved.mark_into(s, &self.store);
+                s.refresh(nodes, items, root);
+            }),
             pending: &self.pending,
             grid: self.query_grid(),
         }
@@ -584,10 +640,13 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
             + (self.free_nodes.capacity()
                 + self.pending.capacity()
                 + self.idle.capacity()
-                + self.idle_spare.capacity())
+                + self.idle_spare.capacity()
+                + self.moved.slots.capacity())
                 * size_of::<u32>()
             + self.sub.with_current(SubBounds::memory_bytes)
-            + self.lists.memory()
+            + self
+                .lists
+                .memory(|items| self.moved.write(items, &self.store, &self.nodes))
             + self.grid.with_current(grid::Grid::memory)
             + self.grid_work.with(|w| w.map_or(0, grid::Work::memory))
             + self.found.with(|f| f.map_or(0, Found::memory))
@@ -1036,7 +1095,7 @@ where
     }
     let g = core
         .grid
-        .get(|g| g.build(&core.lists.items, &core.follow()));
+        .get(|g| g.build(|| core.entries(), &core.follow()));
     if g.is_built() {
         counters.grid_searches += 1;
         let mut work = core.grid_work.take();
@@ -1062,7 +1121,7 @@ where
         if core.root != NONE {
             let g = core
                 .grid
-                .get(|g| g.build_shared(&core.lists.items, &core.follow()));
+                .get(|g| g.build_shared(|| core.entries(), &core.follow()));
             if g.is_built() {
                 let mut work = core.grid_work.take();
                 g.plan(rayon::current_num_threads() * 8, &mut work);
@@ -1118,7 +1177,7 @@ pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) {
     core.pending.clear();
     if fresh {
         core.pending
-            .shrink_to(KEPT_QUEUE.max(core.lists.items.len() / 8));
+            .shrink_to(KEPT_QUEUE.max(core.lists.as_is().len() / 8));
     }
     core.tidy();
 }
@@ -1233,14 +1292,7 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
     }
     core.next_move = m.slot.wrapping_add(1);
     let r = s.update_boxed(m);
-    let core = s.core_mut();
-    if core.store.resolve(m.handle).is_ok() {
-        let n = core.store.slot(m.slot).node;
-        if n != NONE {
-            core.mark_node(n);
-        }
-    }
-    core.tidy();
+    s.core_mut().tidy();
     r
 }
 
@@ -1273,6 +1325,143 @@ fn follow<'a, V: Vector, T>(
         },
         prefetch: move |slot| store.prefetch_slot(slot),
     }
+}
+
+/// The moves in place whose list entries' boxes are not written yet.
+///
+/// A move that leaves its object in its node (nearly every move of a
+/// frame) writes the new shape into the store and records the slot
+/// here; it neither writes the object's list entry nor marks its node for
+/// the query boxes, both at random in memory when the objects are moved
+/// in the order they were made (measured with the `frames` example,
+/// loose octree, a million objects: the moves took 79-80 ns an object
+/// with the write and the mark, 63-65 without either). The next reader of
+/// the lists ([`Core::entries`]: the queries that walk the tree, a new
+/// sort of the grid, `validate`) writes the boxes first, from the store,
+/// once; the query boxes mark the record's nodes when they are next
+/// brought up to date, or take its marks when the next record starts.
+/// The pair search's refit reads the store and needs neither, so a frame
+/// of moves and pairs writes no entry and marks no node. Changes that
+/// read an entry's box take it from the store ([`Core::box_of`]).
+pub(crate) struct Moved {
+    /// Their slots (one may come more than once; a slot whose object has
+    /// gone since, or is queued, is skipped).
+    slots: Vec<u32>,
+    /// Set once they are more than one object in [`MOVED_PART`]: every
+    /// entry's box is written then, and every query box recomputed.
+    all: bool,
+    /// The record's number: the query boxes note the last one whose
+    /// nodes they marked ([`SubBounds::absorbed`]).
+    record: u64,
+}
+
+impl Default for Moved {
+    /// An empty record, numbered 1: the query boxes start having marked
+    /// none (0).
+    fn default() -> Self {
+        Self {
+            slots: Vec::new(),
+            all: false,
+            record: 1,
+        }
+    }
+}
+
+/// From `objects / MOVED_PART + MOVED_LISTED` moves on, every entry is
+/// written instead of the listed ones (one pass over the array in order,
+/// rather than that many entries at random).
+const MOVED_PART: usize = 8;
+const MOVED_LISTED: usize = 64;
+
+/// How many entries ahead the writing of every box asks for an object's
+/// slot in the store.
+const WRITE_AHEAD: usize = 16;
+
+impl Moved {
+    /// Marks the record's nodes in the query boxes `s`, unless they have
+    /// marked them already.
+    fn mark_into<V: Vector, T>(&self, s: &mut SubBounds<V>, store: &Store<Object<V, T>>) {
+        if s.absorbed == self.record {
+            return;
+        }
+        s.absorbed = self.record;
+        if self.all {
+            s.mark_stale();
+            return;
+        }
+        for &slot in &self.slots {
+            if let Some(place) = store.get_slot(slot).filter(|p| p.get().is_some()) {
+                if place.node != NONE {
+                    s.mark_node(place.node);
+                }
+            }
+        }
+    }
+
+    /// By node, whether it may hold an object of the record that the
+    /// query boxes `s` have not marked (for `validate`).
+    pub fn unmarked<V: Vector, T>(
+        &self,
+        s: &SubBounds<V>,
+        store: &Store<Object<V, T>>,
+        nodes: usize,
+    ) -> Vec<bool> {
+        let mut late = vec![self.all && s.absorbed != self.record; nodes];
+        if s.absorbed != self.record && !self.all {
+            for &slot in &self.slots {
+                if let Some(p) = store.get_slot(slot).filter(|p| p.get().is_some()) {
+                    if let Some(l) = late.get_mut(p.node as usize) {
+                        *l = true;
+                    }
+                }
+            }
+        }
+        late
+    }
+
+    /// Writes the boxes of the entries moved in place, from the store.
+    fn write<V: Vector, T, N: TreeNode<V>>(
+        &self,
+        items: &mut [crate::index::Item<V>],
+        store: &Store<Object<V, T>>,
+        nodes: &[N],
+    ) {
+        if self.all {
+            for i in 0..items.len() {
+                if let Some(ahead) = items.get(i + WRITE_AHEAD) {
+                    store.prefetch_slot(ahead.slot);
+                }
+                let it = &mut items[i];
+                if it.slot != NONE {
+                    it.aabb = store.obj(it.slot).aabb();
+                }
+            }
+            return;
+        }
+        for &slot in &self.slots {
+            let Some(s) = store.get_slot(slot) else {
+                continue;
+            };
+            let (Some(o), Some(node)) = (s.get(), nodes.get(s.node as usize)) else {
+                continue;
+            };
+            if let Some(it) = items.get_mut(node.block().start as usize + s.pos as usize) {
+                it.aabb = o.aabb();
+            }
+        }
+    }
+}
+
+/// [`Core::entries`] on the fields it reads (for callers that hold
+/// others mutably).
+#[inline]
+fn entries<'a, V: Vector, T, N: TreeNode<V>>(
+    lists: &'a Lists<V>,
+    moved: &Moved,
+    store: &Store<Object<V, T>>,
+    nodes: &[N],
+) -> &'a [crate::index::Item<V>] {
+    lists.read(|items| moved.write(items, store, nodes))
 }
 
 /// Asks the processor to bring `x`'s cache lines near: every line the
@@ -1602,11 +1791,14 @@ macro_rules! impl_spatial_index {
                 $crate::kernel::check_tree(self)?;
                 let core = $crate::kernel::Family::core(self);
                 core.sub
-                    .with_current(|s| s.check(&core.nodes, &core.lists.items, core.root))
+                    .with_current(|s| {
+                        let late = core.moved.unmarked(s, &core.store, core.nodes.len());
+                        s.check(&core.nodes, core.entries(), core.root, |n| late[n as usize])
+                    })
                     .map_err($crate::ValidationError)?;
                 core.grid
                     .peek()
-                    .map_or(Ok(()), |g| g.check(&core.lists.items))
+                    .map_or(Ok(()), |g| g.check(core.entries()))
                     .map_err($crate::ValidationError)
             }
         }
@@ -1851,6 +2043,135 @@ mod tests {
             );
             assert!(!want.is_empty(), "the scene has pairs to find");
         }
+    }
+
+    /// Moves that leave their objects in their nodes write no list entry
+    /// ([`super::Moved`]): the first reader writes the boxes, whether a
+    /// few moves were listed or so many that every entry is written, and
+    /// readers on several threads at once, right after the moves, find
+    /// what the brute force finds. The changes that read entries' boxes
+    /// (a leaf's split, here by the octree's leaf capacity) take them
+    /// from the store. (Run under Miri in CI, for the `unsafe` of the
+    /// lists' one write behind a shared reference.)
+    fn moves_in_place_then_readers<S>(mut index: S)
+    where
+        S: SpatialIndex<Vec3, u32> + super::Family<Vec3, u32> + Sync,
+    {
+        use crate::Filter;
+        let side: u32 = if cfg!(miri) { 3 } else { 8 };
+        let mut brute = BruteForce::<Vec3, u32>::new();
+        let mut handles: Vec<(Handle, Handle)> = Vec::new();
+        let at = |i: u32, frame: u32| {
+            let (x, y, z) = (i % side, i / side % side, i / (side * side));
+            // A small step each frame: the objects stay in their cells.
+            let jitter = 0.01 * (frame % 3) as f32;
+            Vec3::new(x as f32, y as f32, z as f32) * 4.0 + Vec3::splat(1.0 + jitter)
+        };
+        let n = side * side * side;
+        for i in 0..n {
+            let s = Shape::sphere(at(i, 0), 0.6);
+            let h = index.insert(ObjectDesc::new(s, i)).expect("inside");
+            let b = brute.insert(ObjectDesc::new(s, i)).expect("valid");
+            handles.push((h, b));
+        }
+        index.flush();
+        let regions: Vec<Aabb<Vec3>> = (0..6)
+            .map(|k| {
+                let c = Vec3::splat(k as f32 * 0.7 * side as f32);
+                Aabb::new(c - 2.5, c + 2.5).expect("finite")
+            })
+            .collect();
+        // Each region's objects (their values, sorted) by a structure.
+        let found = |t: &dyn Fn(&Aabb<Vec3>) -> Vec<u32>| regions.iter().map(t).collect::<Vec<_>>();
+        // Frame 1: a few moves (listed); frame 2: every object six times
+        // (far more than an eighth of them, and than the 64 listed at
+        // least: every entry is written).
+        for (frame, rounds, few) in [(1u32, 1u32, true), (2, 6, false)] {
+            for round in 0..rounds {
+                for (i, &(h, b)) in handles.iter().enumerate() {
+                    if few && i % 7 != 0 {
+                        continue;
+                    }
+                    let s = Shape::sphere(at(i as u32, frame + round), 0.6);
+                    index.update(h, s).expect("inside");
+                    brute.update(b, s).expect("valid");
+                }
+            }
+            let core = super::Family::core_mut(&mut index);
+            assert!(!core.lists.boxes_written(), "frame {frame}: written late");
+            assert_eq!(core.moved.all, !few, "frame {frame}");
+            let want = found(&|q| {
+                let mut out = Vec::new();
+                brute.query(q, Filter::ALL, &mut out);
+                let mut v: Vec<u32> = out.iter().map(|&h| brute.get(h).unwrap().value).collect();
+                v.sort_unstable();
+                v
+            });
+            assert!(
+                want.iter().any(|v| !v.is_empty()),
+                "the regions hold objects"
+            );
+            let index = &index;
+            std::thread::scope(|scope| {
+                for _ in 0..3 {
+                    scope.spawn(|| {
+                        let got = found(&|q| {
+                            let mut out = Vec::new();
+                            index.query(q, Filter::ALL, &mut out);
+                            let mut v: Vec<u32> =
+                                out.iter().map(|&h| index.get(h).unwrap().value).collect();
+                            v.sort_unstable();
+                            v
+                        });
+                        assert_eq!(got, want, "frame {frame}");
+                    });
+                }
+            });
+            index.validate().expect("every entry's box its object's");
+        }
+        // Late boxes, then half the objects crowd into one spot: the
+        // nodes they enter split (the octree's leaves at a second object,
+        // the BSP's and the capped loose tree's past their capacity),
+        // reading their entries' boxes from the store.
+        for (i, &(h, b)) in handles.iter().enumerate() {
+            let s = Shape::sphere(at(i as u32, 4), 0.6);
+            index.update(h, s).expect("inside");
+            brute.update(b, s).expect("valid");
+        }
+        for &(h, b) in handles.iter().step_by(2) {
+            let s = Shape::sphere(at(0, 4) + Vec3::splat(0.3), 0.2);
+            index.update(h, s).expect("inside");
+            brute.update(b, s).expect("valid");
+        }
+        index.validate().expect("valid after the splits");
+        let (mut got, mut want) = (Vec::new(), Vec::new());
+        index.pairs(&mut got);
+        brute.pairs(&mut want);
+        let values = |t: &dyn Fn(Handle) -> u32, p: &[Pair]| {
+            let mut v: Vec<(u32, u32)> = p
+                .iter()
+                .map(|p| (t(p.a).min(t(p.b)), t(p.a).max(t(p.b))))
+                .collect();
+            v.sort_unstable();
+            v
+        };
+        let want = values(&|h| brute.get(h).expect("live").value, &want);
+        assert!(!want.is_empty(), "the crowd's pairs");
+        assert_eq!(values(&|h| index.get(h).expect("live").value, &got), want);
+    }
+
+    #[test]
+    fn moves_in_place_are_written_for_the_readers() {
+        moves_in_place_then_readers(Orthtree::<Vec3, u32>::new());
+        moves_in_place_then_readers(LooseOrthtree::<Vec3, u32>::new());
+        moves_in_place_then_readers(
+            LooseOrthtree::<Vec3, u32>::with_config(crate::LooseConfig {
+                leaf_capacity: 2,
+                ..Default::default()
+            })
+            .expect("valid"),
+        );
+        moves_in_place_then_readers(Bsp::<Vec3, u32>::new());
     }
 
     #[test]

@@ -201,8 +201,8 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
             visit(&mut self.nodes[n as usize]);
             let mut i = 0;
             while i < self.nodes[n as usize].block().len() {
-                let it = self.items(n)[i];
-                if lift(&it.aabb) {
+                let it = self.items_as_is(n)[i];
+                if lift(&self.box_of(it.slot)) {
                     self.unfile_at(n, i);
                     lifted.push((n, it.slot));
                 } else {

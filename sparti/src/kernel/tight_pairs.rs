@@ -320,10 +320,10 @@ pub(crate) fn find_pairs<V: Vector, T, S: TightFamily<V, T>, F>(
     let core = tree.core();
     let mut s = tree.pair_scratch().take();
     let PairScratch { plan: p, work } = &mut s;
-    plan(&core.nodes, &core.lists.items, core.root, p, counters);
+    plan(&core.nodes, core.entries(), core.root, p, counters);
     let job = Job {
         nodes: &core.nodes,
-        lists: &core.lists.items,
+        lists: core.entries(),
         plan: p,
         store: &core.store,
         matrix: &core.matrix,
@@ -355,14 +355,14 @@ pub(crate) fn par_collect<V: Vector, T, S: TightFamily<V, T>, R, M>(
     let mut s = tree.pair_scratch().take();
     plan(
         &core.nodes,
-        &core.lists.items,
+        core.entries(),
         core.root,
         &mut s.plan,
         &mut counters,
     );
     let job = Job {
         nodes: &core.nodes,
-        lists: &core.lists.items,
+        lists: core.entries(),
         plan: &s.plan,
         store: &core.store,
         matrix: &core.matrix,

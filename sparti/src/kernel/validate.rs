@@ -210,7 +210,8 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
     /// two overlapping, the room of none lost (what no block holds is
     /// counted abandoned), and the room past each list empty.
     fn check_blocks(&self) -> Result<(), ValidationError> {
-        let total = self.lists.items.len();
+        let items = self.entries();
+        let total = items.len();
         let mut blocks: Vec<(u32, u32, u32)> = Vec::new();
         let mut objects = 0;
         for (n, node) in self.nodes.iter().enumerate() {
@@ -241,7 +242,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
             if b.cap > 0 {
                 blocks.push((b.start, b.cap, n as u32));
             }
-            for it in &self.lists.items[b.range().end..(b.start + b.cap) as usize] {
+            for it in &items[b.range().end..(b.start + b.cap) as usize] {
                 ensure!(
                     it.slot == NONE,
                     "node {n}: an object past the end of its list"

@@ -430,10 +430,11 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let pad = self.pad(self.core.nodes[old as usize].level);
         let mut i = 0;
         while i < self.core.nodes[old as usize].items.len() {
-            let it = self.core.items(old)[i];
-            if Self::extent(&it.aabb).1 > pad {
+            let it = self.core.items_as_is(old)[i];
+            let aabb = self.core.box_of(it.slot);
+            if Self::extent(&aabb).1 > pad {
                 self.core.unfile_at(old, i);
-                self.core.file(new, it.slot, it.aabb);
+                self.core.file(new, it.slot, aabb);
             } else {
                 i += 1;
             }
@@ -510,10 +511,11 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     fn unfile_deeper(&mut self, n: u32, work: &mut Vec<(u32, u32)>) {
         let mut i = 0;
         while i < self.core.nodes[n as usize].items.len() {
+            let it = self.core.items_as_is(n)[i];
+            let aabb = self.core.box_of(it.slot);
             let node = &self.core.nodes[n as usize];
-            let it = self.core.items(n)[i];
-            let (p, e) = Self::extent(&it.aabb);
-            if self.deeper(node, &it.aabb, p, e).is_some() {
+            let (p, e) = Self::extent(&aabb);
+            if self.deeper(node, &aabb, p, e).is_some() {
                 self.core.unfile_at(n, i);
                 work.push((n, it.slot));
             } else {

@@ -24,14 +24,11 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let (p, e) = Self::extent(&m.aabb);
         // Fast path: the object's node still holds it (then so does the
         // root: loose bounds nest), so only the shape and the list entry's box change.
-        let (n, pos) = {
-            let s = self.core.store.slot(m.slot);
-            (s.node, s.pos as usize)
-        };
+        let n = self.core.store.slot(m.slot).node;
         if self.settles(n, &m.aabb, p, e) {
             let o = self.core.store.obj_mut(m.slot);
             o.shape = m.shape;
-            self.core.items_mut(n)[pos].aabb = m.aabb;
+            self.core.moved_in_place(m.slot);
             self.moves.in_place += 1;
             return Ok(());
         }
@@ -41,7 +38,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         // The place is read after any growth, which may have lifted the object.
         let (n, pos) = self.core.set_shape(m.slot, m.shape);
         if self.settles(n, &m.aabb, p, e) {
-            self.core.items_mut(n)[pos].aabb = m.aabb;
+            self.core.moved_in_place(m.slot);
             self.moves.in_place += 1;
             return Ok(());
         }

@@ -24,7 +24,7 @@ impl<V: Vector, T> Orthtree<V, T> {
         // The place is read after any growth, which may have lifted the object.
         let (n, pos) = self.core.set_shape(m.slot, m.shape);
         if self.keeps(n, &m.aabb) {
-            self.core.items_mut(n)[pos].aabb = m.aabb;
+            self.core.moved_in_place(m.slot);
             return Ok(());
         }
         self.core.unfile_at(n, pos);
