@@ -9,7 +9,6 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use super::{Family, Move, prefetch, update_checked};
 use crate::geometry::{Aabb, Shape, Vector};
 use crate::store::NONE;
-use crate::traverse::TreeNode;
 use crate::{Error, Handle};
 
 /// Moves from which [`update_many`] checks on rayon's threads (with the
@@ -243,13 +242,11 @@ pub(crate) struct Batch<V: Vector> {
     slots: Vec<u32>,
     /// Each move's box, once checked.
     boxes: Vec<Aabb<V>>,
-    /// Per move, the node keeping it and its entry in the lists, or
-    /// `NONE` (phase 1; then only the moves phase 2 writes keep theirs).
-    keep: Vec<(u32, u32)>,
+    /// Per move, the node keeping it, or `NONE` (phase 1; then only the
+    /// moves phase 2 writes keep theirs).
+    keep: Vec<u32>,
     /// Per slot, a move of it, then [`TWICE`] where several move it.
     by_slot: Table,
-    /// Per list entry, the move written there in phase 2.
-    by_entry: Table,
     /// The moves left to phase 3, by parts of [`PART_MOVES`] moves.
     rest: Vec<Vec<u32>>,
 }
@@ -261,7 +258,6 @@ impl<V: Vector> Default for Batch<V> {
             boxes: Vec::new(),
             keep: Vec::new(),
             by_slot: Table::default(),
-            by_entry: Table::default(),
             rest: Vec::new(),
         }
     }
@@ -272,9 +268,8 @@ impl<V: Vector> Batch<V> {
     pub fn memory(&self) -> usize {
         self.slots.capacity() * 4
             + self.boxes.capacity() * size_of::<Aabb<V>>()
-            + self.keep.capacity() * 8
+            + self.keep.capacity() * 4
             + self.by_slot.memory()
-            + self.by_entry.memory()
             + self.rest.capacity() * size_of::<Vec<u32>>()
             + self.rest.iter().map(|r| r.capacity() * 4).sum::<usize>()
     }
@@ -340,7 +335,7 @@ fn check_and_apply<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
                     moves,
                     overwritable(&mut batch.slots, n, NONE),
                     overwritable(&mut batch.boxes, n, Aabb::empty()),
-                    overwritable(&mut batch.keep, n, (NONE, NONE)),
+                    overwritable(&mut batch.keep, n, NONE),
                     |chunk, j| {
                         // Asked early (hints), for the moves a little
                         // later: a slot in the store, then the node its
@@ -357,7 +352,7 @@ fn check_and_apply<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
                         let m = &chunk[j];
                         let (slot, aabb) = check(m).unwrap_or_else(|_| refuse());
                         let keep = if slot == NONE {
-                            (NONE, NONE)
+                            NONE
                         } else {
                             keep_place(s, slot, &aabb)
                         };
@@ -403,16 +398,15 @@ const CHECK_AHEAD: usize = 16;
 const PREFETCH_NODES_FROM: usize = 1 << 15;
 
 /// Phase 1 of [`apply_in_phases`] for one checked move: the node keeping
-/// the object of `slot` at its new box `aabb` ([`Family::keeps`]) and its
-/// entry in the lists, or `NONE`s where the move changes the tree.
+/// the object of `slot` at its new box `aabb` ([`Family::keeps`]), or
+/// `NONE` where the move changes the tree.
 #[inline]
-fn keep_place<V: Vector, T, S: Family<V, T>>(s: &S, slot: u32, aabb: &Aabb<V>) -> (u32, u32) {
+fn keep_place<V: Vector, T, S: Family<V, T>>(s: &S, slot: u32, aabb: &Aabb<V>) -> u32 {
     let place = s.core().store.slot(slot);
     if place.node != NONE && s.keeps(place.node, aabb) {
-        let start = s.core().nodes[place.node as usize].block().start;
-        (place.node, start + place.pos)
+        place.node
     } else {
-        (NONE, NONE)
+        NONE
     }
 }
 
@@ -451,12 +445,12 @@ const TWICE: u32 = NONE - 1;
 /// the feature; on one thread they still pay, their reads and writes
 /// being independent of each other, so that their cache misses overlap):
 /// 1. on the threads, which moves only change a box (the object's node
-///    keeps it: [`Family::keeps`]), and where their list entries are;
-///    read-only;
+///    keeps it: [`Family::keeps`]); read-only;
 /// 2. those moves written on the threads: each thread writes the store's
-///    slots and the lists' entries of its own range, found through tables
-///    by slot and by entry (an object moved twice in the batch is left to
-///    phase 3, so no two moves write the same place);
+///    slots of its own range, found through a table by slot (an object
+///    moved twice in the batch is left to phase 3, so no two moves write
+///    the same place); like `update`'s moves in place, they write no list
+///    entry and mark no node, but are recorded ([`super::Moved`]);
 /// 3. the other moves (objects that change nodes, leave the world, are
 ///    queued, or move twice) applied in order on the calling thread.
 ///
@@ -497,9 +491,6 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
             by_slot.set(slot, TWICE);
         }
     });
-    let by_entry = &mut batch.by_entry;
-    by_entry.grow_to(core.lists.as_is().len());
-    let by_entry = &*by_entry;
     let parts = n.div_ceil(PART_MOVES);
     if batch.rest.len() < parts {
         batch.rest.resize_with(parts, Vec::new);
@@ -512,29 +503,25 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
         let mut count = 0;
         for (j, k) in keep.iter_mut().enumerate() {
             let i = c * PART_MOVES + j;
-            if k.0 != NONE && by_slot.get(slots[i] as usize) == i as u32 {
-                by_entry.set(k.1 as usize, i as u32);
+            if *k != NONE && by_slot.get(slots[i] as usize) == i as u32 {
                 count += 1;
             } else {
-                *k = (NONE, NONE);
+                *k = NONE;
                 rest.push(i as u32);
             }
         }
         count
     });
     let keep = &batch.keep;
-    // The nodes whose boxes changed, for the query boxes: one by one for
-    // a few, all at once when they are many (the next refresh then
-    // recomputes every node, in one pass).
-    if count > 0 && count as usize >= core.nodes.len() / 4 {
-        core.mark_stale();
-    } else {
-        for &(n, _) in keep {
-            if n != NONE {
-                core.mark_node(n);
-            }
-        }
-    }
+    // The moves in place, recorded: their entries' boxes and their nodes'
+    // marks are left to the next reader (see `Moved`).
+    core.moved_in_place_many(
+        count as usize,
+        keep.iter()
+            .zip(slots)
+            .filter(|&(&k, _)| k != NONE)
+            .map(|(_, &slot)| slot),
+    );
     // Each table's entries are cleared as they are read, so that the
     // tables are `NONE` throughout between batches.
     let store = core.store.slots_mut();
@@ -565,35 +552,14 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
             e.store(NONE, Ordering::Relaxed);
             let i = i as usize;
             // `TWICE` is past the moves.
-            if i < n && keep[i].0 != NONE {
+            if i < n && keep[i] != NONE {
                 let o = place.obj.as_mut().expect("a moved slot holds an object");
                 o.shape = moves[i].1;
             }
         }
     });
-    let items = core.lists.items_mut();
-    let table = &by_entry.0[..items.len()];
-    zip_chunks(items, table, GATHER_CHUNK, |items, table| {
-        for (j, (it, e)) in items.iter_mut().zip(table).enumerate() {
-            // The box of the move a few entries on, at random in the
-            // moves' order, asked for early (a hint).
-            let ahead = table.get(j + GATHER_AHEAD);
-            if let Some(b) = ahead.and_then(|e| boxes.get(e.load(Ordering::Relaxed) as usize)) {
-                prefetch(b);
-            }
-            let i = e.load(Ordering::Relaxed);
-            if i != NONE {
-                e.store(NONE, Ordering::Relaxed);
-                it.aabb = boxes[i as usize];
-            }
-        }
-    });
     debug_assert!(
-        by_slot
-            .0
-            .iter()
-            .chain(&by_entry.0)
-            .all(|e| e.load(Ordering::Relaxed) == NONE),
+        by_slot.0.iter().all(|e| e.load(Ordering::Relaxed) == NONE),
         "a table entry of the batch was left behind"
     );
     s.note_in_place(count);

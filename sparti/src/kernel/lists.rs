@@ -184,12 +184,6 @@ impl<V: Vector> Lists<V> {
         unsafe { &*self.items.get() }
     }
 
-    /// The array, mutably (its boxes may be late: see the module docs).
-    #[inline]
-    pub fn items_mut(&mut self) -> &mut Vec<Item<V>> {
-        self.items.get_mut()
-    }
-
     /// The array, its boxes as they are (possibly late): for changes,
     /// which read the entries' slots and places, not their boxes.
     #[inline]

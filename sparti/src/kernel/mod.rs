@@ -524,10 +524,45 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     /// [`Moved`]).
     #[inline]
     pub fn moved_in_place(&mut self, slot: u32) {
+        self.start_record();
+        if !self.moved.all {
+            if self.moved.slots.len() > self.moved_listed() {
+                self.moved.all = true;
+            } else {
+                self.moved.slots.push(slot);
+            }
+        }
+    }
+
+    /// [`Core::moved_in_place`] of `count` moves, their slots `slots`
+    /// (the in-place moves of a batch).
+    pub fn moved_in_place_many(&mut self, count: usize, slots: impl Iterator<Item = u32>) {
+        if count == 0 {
+            return;
+        }
+        self.start_record();
+        if !self.moved.all {
+            if self.moved.slots.len() + count > self.moved_listed() {
+                self.moved.all = true;
+            } else {
+                self.moved.slots.extend(slots);
+            }
+        }
+    }
+
+    /// The most moves a record lists (see [`Moved`]).
+    #[inline]
+    fn moved_listed(&self) -> usize {
+        self.lists.objects() / MOVED_PART + MOVED_LISTED
+    }
+
+    /// Before a move in place is recorded: where the boxes were written
+    /// since the last one, the query boxes take the last record's marks
+    /// (if they have not) and a new record starts; and the grid is out of
+    /// date (a refit may have brought it up to date since the last move).
+    #[inline]
+    fn start_record(&mut self) {
         if self.lists.boxes_written() {
-            // The first since the boxes were last written: the query
-            // boxes take the last record's marks (if they have not), and
-            // a new record starts.
             let sub = self.sub.edit();
             self.moved.mark_into(sub, &self.store);
             self.moved.slots.clear();
@@ -535,15 +570,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
             self.moved.record += 1;
             self.lists.boxes_late();
         }
-        // A refit may have left the grid up to date since the last move.
         self.grid_changed();
-        if !self.moved.all {
-            if self.moved.slots.len() > self.lists.objects() / MOVED_PART + MOVED_LISTED {
-                self.moved.all = true;
-            } else {
-                self.moved.slots.push(slot);
-            }
-        }
     }
 
     /// The objects filed in node `n`, mutably (their boxes; a change to
