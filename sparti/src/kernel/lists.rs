@@ -174,8 +174,11 @@ impl<V: Vector> Lists<V> {
             // SAFETY: `written` is unset, so no reference to the array
             // lives: `read` makes them only after `written` is set, below,
             // and only `&mut self` methods unset it. Other readers wait in
-            // `get_or_init` until this closure returns; `write` cannot
-            // reach `self`, which it does not hold.
+            // `get_or_init` until this closure returns. `write` could
+            // reach the array only through `read` again, which, called
+            // from inside this initialisation, never returns (re-entering
+            // a `OnceLock`'s initialisation deadlocks or panics), so it
+            // makes no reference.
             let items = unsafe { &mut *self.items.get() };
             write(items);
         });
