@@ -104,7 +104,9 @@ impl<V: Vector> Default for LooseConfig<V> {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LooseUpdateCounts {
     /// Updates where the object stayed in its node: the same cell holds its
-    /// centre and its size gives the same level. Only the copied box changed.
+    /// centre and its size gives the same level. Only the shape changed (the
+    /// tree's copy of the box is brought up to date by the next query that
+    /// walks the tree).
     pub in_place: u64,
     /// Updates that moved the object to another node.
     pub relocated: u64,
@@ -147,7 +149,8 @@ pub(crate) struct Node<V: Vector> {
 /// - Insertions are queued and built in one pass by `flush` (or
 ///   `end_frame`); queries before it test them one by one.
 /// - A moved object whose centre stays in its cell and whose size gives the
-///   same level is updated in place: only its copied box changes. Otherwise
+///   same level is updated in place: only its shape changes (the tree's
+///   copy of its box follows at the next query that walks the tree). Otherwise
 ///   it climbs to the first ancestor that can hold it and descends from
 ///   there. See [`LooseOrthtree::update_counts`].
 /// - The root doubles when an object's centre leaves its cell; or, by
@@ -190,7 +193,7 @@ pub(crate) struct Node<V: Vector> {
 /// let mut pairs = Vec::new();
 /// tree.pairs(&mut pairs);
 /// assert_eq!(pairs.len(), 3); // all three overlap
-/// // A small move inside the same cell only updates the copied box.
+/// // A small move inside the same cell is made in place.
 /// tree.update(rock, Shape::sphere(Vec3::splat(33.0), 3.0)).unwrap();
 /// assert_eq!(tree.update_counts().in_place, 1);
 /// tree.validate().unwrap();

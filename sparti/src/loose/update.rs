@@ -9,7 +9,8 @@ use crate::{Error, OutOfBounds};
 impl<V: Vector, T> LooseOrthtree<V, T> {
     /// Moves or resizes an object. If its node still holds it by the
     /// placement rule (the same cell holds its centre and its size gives
-    /// the same level), only the copied box changes. Otherwise it climbs to
+    /// the same level), only the shape changes (the move is recorded: see
+    /// `kernel::Moved`). Otherwise it climbs to
     /// the first ancestor on its new path from the root and descends from
     /// there to its level.
     #[inline]
@@ -23,7 +24,8 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         }
         let (p, e) = Self::extent(&m.aabb);
         // Fast path: the object's node still holds it (then so does the
-        // root: loose bounds nest), so only the shape and the list entry's box change.
+        // root: loose bounds nest), so only the shape changes; the move is
+        // recorded for the list entry's box.
         let n = self.core.store.slot(m.slot).node;
         if self.settles(n, &m.aabb, p, e) {
             let o = self.core.store.obj_mut(m.slot);
