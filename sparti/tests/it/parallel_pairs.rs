@@ -493,7 +493,7 @@ fn moved_then_sorted<V: Vector, S: SpatialIndex<V, u32>>(
 /// the tree then validates.
 fn moves_then_a_new_sort<V: Vector, S: SpatialIndex<V, u32> + Send + Sync>(make: fn() -> S) {
     let n = 20_000;
-    let (mut t, descs) = moved_then_sorted::<V, S>(make, n);
+    let (t, descs) = moved_then_sorted::<V, S>(make, n);
     let mut one = Vec::new();
     t.pairs(&mut one);
     t.validate().expect("valid after the search");
