@@ -524,18 +524,12 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     /// [`Moved`]).
     #[inline]
     pub fn moved_in_place(&mut self, slot: u32) {
-        self.start_record();
-        if !self.moved.all {
-            if self.moved.slots.len() > self.moved_listed() {
-                self.moved.all = true;
-            } else {
-                self.moved.slots.push(slot);
-            }
-        }
+        self.moved_in_place_many(1, core::iter::once(slot));
     }
 
     /// [`Core::moved_in_place`] of `count` moves, their slots `slots`
     /// (the in-place moves of a batch).
+    #[inline]
     pub fn moved_in_place_many(&mut self, count: usize, slots: impl Iterator<Item = u32>) {
         if count == 0 {
             return;
