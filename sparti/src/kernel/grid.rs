@@ -107,6 +107,15 @@ const MOVERS: u64 = 16;
 /// store.
 const FOLLOW_AHEAD: usize = 16;
 
+/// Positions past a row's end that the pair search asks the cache for,
+/// as it copies the row: the group after it along the row reads on from
+/// there, in each of the few rows a group searches (more streams than the
+/// processor follows by itself). Measured with the `frames` example, the
+/// loose octree's pair search at 1M took 99-106 ns an object without,
+/// 94-98 with the boxes asked for, 90-93 with the slots and flags too (16
+/// and 64 positions did no better than 32); at 100k, 87-89 -> 86.
+const ROW_AHEAD: usize = 32;
+
 /// Candidates tested together.
 const LANES: usize = 8;
 
@@ -127,9 +136,16 @@ const GROUP: usize = 4;
 /// Box hits buffered before their exact tests.
 const CANDIDATES: usize = 512;
 
-/// Objects from which the exact tests ask for the objects of a batch of
-/// box hits before testing them (their cache misses then overlap).
-const PREFETCH_HITS_FROM: usize = 32_768;
+/// Objects from which the pair search asks the cache for what it reads
+/// at random or far ahead (the objects of a batch of box hits before
+/// their exact tests, so that their cache misses overlap; the rows'
+/// continuations; a refit's objects in the store): below, the grid and
+/// the store fit the caches, and the hints only cost. From one object in
+/// the unit tests, so that they (and Miri) run the hints.
+#[cfg(not(test))]
+const ASK_FROM: usize = 32_768;
+#[cfg(test)]
+const ASK_FROM: usize = 1;
 
 /// Objects from which a build's scatter writes positions first, then
 /// gathers the objects in position order ([`Piece::scatter`]); from a few
@@ -256,7 +272,8 @@ fn values_held(lo: &[Vec<f32>; 3], hi: &[Vec<f32>; 3]) -> usize {
 /// The boxes one cell's objects test: the rows of their search copied
 /// one after the other (positions `0..n`), with their grid positions,
 /// then [`LANES`] empty boxes, so that eight boxes can be loaded from any
-/// position up to `n`.
+/// position up to `n` (and room for `2 * LANES` positions past `n`, which
+/// a chunk hit's second box hit may name before it is dropped).
 #[derive(Default)]
 struct Run {
     lo: [Vec<f32>; 3],
@@ -279,6 +296,20 @@ impl Run {
     #[inline(always)]
     fn push(&mut self, g: &Grid, d: usize, s: usize, e: usize) {
         debug_assert!(s <= e && e <= g.n);
+        if g.n >= ASK_FROM {
+            // The row's continuation, which the next groups along it read.
+            let ahead = (e + ROW_AHEAD).min(g.n);
+            for a in 0..d {
+                if let (Some(lo), Some(hi)) = (g.lo[a].get(ahead), g.hi[a].get(ahead)) {
+                    crate::kernel::prefetch(lo);
+                    crate::kernel::prefetch(hi);
+                }
+            }
+            if let (Some(slot), Some(is_static)) = (g.slot.get(ahead), g.is_static.get(ahead)) {
+                crate::kernel::prefetch(slot);
+                crate::kernel::prefetch(is_static);
+            }
+        }
         let len = e - s;
         let at = self.n;
         let need = at + len.max(2 * LANES) + LANES;
@@ -330,8 +361,8 @@ impl Run {
     #[inline(always)]
     fn seal(&mut self, d: usize) -> usize {
         let n = self.n;
-        if self.pos.len() < n + LANES {
-            self.grow(n + LANES);
+        if self.pos.len() < n + 2 * LANES {
+            self.grow(n + 2 * LANES);
         }
         for a in 0..d {
             self.lo[a][n..n + LANES].fill(f32::INFINITY);
@@ -708,6 +739,8 @@ impl FollowPiece<'_> {
         let d = V::DIM;
         let mut stats = NO_STATS;
         let (first, end) = (self.first, self.first + self.is_static.len());
+        // Where the store fits the caches, the hints only cost.
+        let ask = slot.len() >= ASK_FROM;
         for &l in used {
             let lv = &levels[l as usize];
             // The level's positions within the piece.
@@ -719,7 +752,7 @@ impl FollowPiece<'_> {
                 let q = p - first;
                 // The object as it is now, from the store (asked for
                 // ahead: it is in slot order, the grid in space's).
-                if let Some(&ahead) = slot.get(p + FOLLOW_AHEAD) {
+                if ask && let Some(&ahead) = slot.get(p + FOLLOW_AHEAD) {
                     (follow.prefetch)(ahead);
                 }
                 let (aabb, is_static) = (follow.locate)(slot[p])?;
@@ -1433,7 +1466,7 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         // 132-144 -> 107-120 ns an object). Not where the objects fit the
         // cache (measured: from any size, the pass made the frame at 10k
         // objects 5-10% slower).
-        if g.n >= PREFETCH_HITS_FROM {
+        if g.n >= ASK_FROM {
             for &[i, j] in cand.iter() {
                 store.prefetch_slot(g.slot[i as usize]);
                 store.prefetch_slot(g.slot[j as usize]);
@@ -1487,7 +1520,7 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
             cand[*k] = [i, pos[b + mm.trailing_zeros() as usize]];
             *k += 1;
             let mm = mm & (mm - 1);
-            cand[*k] = [i, pos[b + (mm.trailing_zeros() & 7) as usize]];
+            cand[*k] = [i, pos[b + (mm.trailing_zeros() & 15) as usize]];
             *k += usize::from(mm != 0);
             let mut mm = mm & mm.wrapping_sub(1);
             while mm != 0 {
@@ -1588,8 +1621,10 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         let Work {
             cand, run, hits, ..
         } = work;
-        if cand.len() < CANDIDATES + LANES {
-            cand.resize(CANDIDATES + LANES, [0; 2]);
+        // (A chunk hit covers two chunks: up to 16 box hits past the
+        // buffer's fill.)
+        if cand.len() < CANDIDATES + 2 * LANES {
+            cand.resize(CANDIDATES + 2 * LANES, [0; 2]);
         }
         let mut k = 0;
         let (mut rows, mut tests) = (0u64, 0u64);
@@ -1707,17 +1742,24 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
                         qhi[a] = g.hi[a][i];
                     }
                     let q = Query::of(az, &qlo, &qhi);
-                    // After itself in its own row (which starts at `gs`).
+                    // After itself in its own row (which starts at `gs`);
+                    // two chunks a step, their masks joined (measured with
+                    // the `frames` example, the loose octree's pair search
+                    // at 10k: 71-72 -> 68-70 ns an object, 34 instructions
+                    // fewer; four chunks a step did no better).
                     let mut b = i + 1 - gs;
                     tests += m.saturating_sub(b) as u64;
                     while b < m {
                         // SAFETY: `kind` is AVX2 only on a processor that
                         // has it (this function's contract). The run's
-                        // padding boxes meet nothing.
-                        let mm = unsafe { bx.mask(kind, &q, b) };
+                        // padding boxes meet nothing (a chunk from past
+                        // the run is taken from its padding).
+                        let mm = unsafe {
+                            bx.mask(kind, &q, b) | (bx.mask(kind, &q, b + LANES) << LANES)
+                        };
                         hits[h] = (i as u32, b as u32, mm);
                         h += usize::from(mm != 0);
-                        b += LANES;
+                        b += 2 * LANES;
                     }
                 }
                 self.expand(&hits[..h], &run.pos, cand, &mut k, counters, f);

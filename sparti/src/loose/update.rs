@@ -7,12 +7,12 @@ use crate::store::NONE;
 use crate::{Error, OutOfBounds};
 
 impl<V: Vector, T> LooseOrthtree<V, T> {
-    /// Moves or resizes an object. If its node still holds it by the
-    /// placement rule (the same cell holds its centre and its size gives
-    /// the same level), only the shape changes (the move is recorded: see
-    /// `kernel::Moved`). Otherwise it climbs to
-    /// the first ancestor on its new path from the root and descends from
-    /// there to its level.
+    /// Moves or resizes an object. If its node still holds it
+    /// ([`LooseOrthtree::settles`]: the node's loose bounds hold its box,
+    /// its centre is in the root's cell and its size gives the same level),
+    /// only the shape changes (the move is recorded: see `kernel::Moved`).
+    /// Otherwise it climbs to the first ancestor on its new path from the
+    /// root and descends from there to its level, by its centre.
     #[inline]
     pub(crate) fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error> {
         if self.core.store.slot(m.slot).node == NONE {

@@ -147,7 +147,8 @@ fn small_moves_inside_a_cell_are_done_in_place() {
     assert_eq!(moves.in_place, 800);
     assert_eq!(moves.relocated, 0);
     assert_eq!(t.stats().nodes, nodes, "no node made or emptied");
-    // Crossing into the next cell relocates, as does a change of size.
+    // Leaving the loose bounds relocates (the cell [0, 8) with pad 4
+    // reaches x = 12; the box now reaches 15.5), as does a change of size.
     t.update(hs[0], ball(12.5, 4.0, 4.0, 3.0)).unwrap();
     t.validate().unwrap();
     assert_eq!(t.update_counts().relocated, 1);
@@ -155,8 +156,33 @@ fn small_moves_inside_a_cell_are_done_in_place() {
     t.query_radius(Vec3::new(12.5, 4.0, 4.0), 0.0, Filter::ALL, &mut out);
     out.sort();
     assert_eq!(out, vec![hs[0], hs[1]]);
+    // A centre that crosses into the next cell while the box stays in the
+    // loose bounds (the cell [8, 16) reaches x = 20) stays in its node, and
+    // the queries and the pair search still find it there.
     t.reset_counters();
     assert_eq!(t.update_counts().in_place, 0);
+    let depth = t.depth_of(hs[1]).unwrap();
+    t.update(hs[1], ball(16.5, 4.0, 4.0, 3.0)).unwrap();
+    t.validate().unwrap();
+    assert_eq!(t.update_counts().in_place, 1);
+    assert_eq!(t.update_counts().relocated, 0);
+    assert_eq!(t.depth_of(hs[1]).unwrap(), depth);
+    t.query_radius(Vec3::new(19.25, 4.0, 4.0), 0.0, Filter::ALL, &mut out);
+    assert!(out.contains(&hs[1]), "found past its cell: {out:?}");
+    let mut pairs = Vec::new();
+    t.pairs(&mut pairs);
+    let h = t
+        .insert(ObjectDesc::new(ball(19.0, 4.0, 4.0, 0.5), 8))
+        .unwrap();
+    t.flush();
+    t.pairs(&mut pairs);
+    assert!(
+        pairs
+            .iter()
+            .any(|p| (p.a, p.b) == (hs[1], h) || (p.a, p.b) == (h, hs[1])),
+        "paired past its cell"
+    );
+    t.validate().unwrap();
 }
 
 #[test]

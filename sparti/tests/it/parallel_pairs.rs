@@ -454,3 +454,68 @@ fn many_pairs_are_joined_in_order_on_any_pool() {
     many_pairs(Bsp3::<u32>::new);
     many_pairs(LooseQuadtree::<u32>::new);
 }
+
+/// A scene of `n` unit spheres moved a little, every one in place or
+/// nearly (so that every list entry's box is late), then one more object
+/// filed (so that the next search sorts the grid anew and reads every
+/// entry): the parallel search writes the late boxes on the threads.
+fn moved_then_sorted<V: Vector, S: SpatialIndex<V, u32>>(
+    make: fn() -> S,
+    n: u32,
+) -> (S, Vec<ObjectDesc<V, u32>>) {
+    let mut r = crate::common::rng(91);
+    let side = if V::DIM == 3 { 36.0 } else { 125.0 };
+    let mut descs: Vec<_> = (0..n)
+        .map(|i| ObjectDesc::new(Shape::sphere(in_cube::<V>(&mut r, 0.0, side), 1.0), i))
+        .collect();
+    let mut t = make();
+    let handles = t.insert_many(descs.clone()).expect("valid");
+    t.flush();
+    for (d, &h) in descs.iter_mut().zip(&handles) {
+        let Shape::Sphere(s) = d.shape else {
+            unreachable!("spheres")
+        };
+        let step = in_cube::<V>(&mut r, -0.05, 0.05);
+        d.shape = Shape::sphere(s.center + step, 1.0);
+        t.update(h, d.shape).expect("inside the world");
+    }
+    let last = ObjectDesc::new(Shape::sphere(in_cube::<V>(&mut r, 0.0, side), 1.0), n);
+    t.insert(last.clone()).expect("valid");
+    descs.push(last);
+    t.end_frame();
+    (t, descs)
+}
+
+/// After a frame of moves in place, a new sort of the grid by the parallel
+/// search (which writes every late entry's box on the threads, from
+/// 16,384 entries) finds the pairs of the single-threaded search, in its
+/// order, on pools of 1, 2 and 5 threads, and the brute force's pair set;
+/// the tree then validates.
+fn moves_then_a_new_sort<V: Vector, S: SpatialIndex<V, u32> + Send + Sync>(make: fn() -> S) {
+    let n = 20_000;
+    let (t, descs) = moved_then_sorted::<V, S>(make, n);
+    let mut one = Vec::new();
+    t.pairs(&mut one);
+    t.validate().expect("valid after the search");
+    for pool in pools() {
+        let threads = pool.current_num_threads();
+        let (t, _) = moved_then_sorted::<V, S>(make, n);
+        let mut many = Vec::new();
+        pool.install(|| t.par_pairs(&mut many));
+        assert!(
+            one == many,
+            "{threads} threads gave other pairs or another order after moves in place"
+        );
+        t.validate().expect("valid after the parallel search");
+    }
+    let mut brute = BruteForce::<V, u32>::new();
+    brute.insert_many(descs).expect("valid");
+    assert_brute_force_pairs("moves, then a new sort", &t, &one, &brute);
+}
+
+#[test]
+fn a_new_sort_after_moves_in_place_finds_the_pairs_on_any_pool() {
+    moves_then_a_new_sort(LooseOctree::<u32>::new);
+    moves_then_a_new_sort(Octree::<u32>::new);
+    moves_then_a_new_sort(LooseQuadtree::<u32>::new);
+}
