@@ -1480,8 +1480,8 @@ fn write_every_box<V: Vector, T>(items: &mut [crate::index::Item<V>], store: &St
 }
 
 /// Entries from which [`Core::entries_shared`] writes every box on
-/// rayon's threads, and the entries of each task (built for fuzzing, a
-/// few, so that the fuzzer runs it).
+/// rayon's threads, each task half as many (built for fuzzing, a few, so
+/// that the fuzzer runs it).
 #[cfg(all(feature = "rayon", not(fuzzing)))]
 const PAR_WRITE: usize = 1 << 14;
 #[cfg(all(feature = "rayon", fuzzing))]
