@@ -149,13 +149,13 @@ fn zip_chunks<A: Send, B: Sync>(
         .for_each(|(x, y)| f(x, y));
 }
 
-/// List entries per task of [`apply_in_phases`]' writes of the kept
-/// moves' boxes (built for fuzzing, a few).
+/// Store slots per task of [`apply_in_phases`]' writes of the kept
+/// moves' shapes (built for fuzzing, a few).
 #[cfg(not(fuzzing))]
 const GATHER_CHUNK: usize = 4096;
 #[cfg(fuzzing)]
 const GATHER_CHUNK: usize = 5;
-/// How many entries ahead those writes ask for a move's box.
+/// How many slots ahead those writes ask for a move's data.
 const GATHER_AHEAD: usize = 16;
 
 /// `f` of every index of `0..n`: on rayon's threads with the feature.
