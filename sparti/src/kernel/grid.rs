@@ -357,7 +357,9 @@ impl Run {
     }
 
     /// Writes the padding after the objects (first `d` axes; the others
-    /// are never read); returns how many objects the run holds.
+    /// are never read), sixteen empty boxes, which a 16-wide step from
+    /// any position up to the end reads ([`Boxes::mask16`]); returns how
+    /// many objects the run holds.
     #[inline(always)]
     fn seal(&mut self, d: usize) -> usize {
         let n = self.n;
@@ -365,8 +367,8 @@ impl Run {
             self.grow(n + 2 * LANES);
         }
         for a in 0..d {
-            self.lo[a][n..n + LANES].fill(f32::INFINITY);
-            self.hi[a][n..n + LANES].fill(f32::NEG_INFINITY);
+            self.lo[a][n..n + 2 * LANES].fill(f32::INFINITY);
+            self.hi[a][n..n + 2 * LANES].fill(f32::NEG_INFINITY);
         }
         n
     }
@@ -382,6 +384,7 @@ impl Run {
             self.n,
             az + 1,
         )
+        .map(Boxes::padded16)
     }
 }
 
@@ -1536,7 +1539,7 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
     }
 
     /// The pairs found by the objects at positions `start..end`: compiled
-    /// for AVX2 where the processor has it ([`Kind::best`]).
+    /// for AVX-512F or AVX2 where the processor has it ([`Kind::best`]).
     pub fn range<F>(
         &self,
         start: u32,
@@ -1548,10 +1551,18 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
     {
         #[cfg(target_arch = "x86_64")]
-        if Kind::best() == Kind::Avx2 {
-            // SAFETY: `best` found AVX2 on this processor.
-            unsafe { self.range_avx2((start as usize..end as usize, work, counters, f)) };
-            return;
+        match Kind::best() {
+            Kind::Avx512 => {
+                // SAFETY: `best` found AVX-512F on this processor.
+                unsafe { self.range_avx512((start as usize..end as usize, work, counters, f)) };
+                return;
+            }
+            Kind::Avx2 => {
+                // SAFETY: `best` found AVX2 on this processor.
+                unsafe { self.range_avx2((start as usize..end as usize, work, counters, f)) };
+                return;
+            }
+            Kind::Lanes4 => {}
         }
         // SAFETY: the 4-wide form runs on every processor.
         unsafe {
@@ -1582,6 +1593,21 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         unsafe { self.range_in(Kind::Avx2, span, work, counters, f) }
     }
 
+    /// [`Job::range_avx2`] with the 16-wide steps of AVX-512F
+    /// ([`Boxes::mask16`]), compiled for it as a whole.
+    ///
+    /// # Safety
+    /// The processor must have AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn range_avx512<F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>)>(
+        &self,
+        (span, work, counters, f): (core::ops::Range<usize>, &mut Work, &mut Counters, &mut F),
+    ) {
+        // SAFETY: the caller promises AVX-512F.
+        unsafe { self.range_in(Kind::Avx512, span, work, counters, f) }
+    }
+
     /// [`Job::range`] with the chunk test `kind`, over the positions
     /// `span`.
     ///
@@ -1598,7 +1624,8 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
     /// then the coarser levels', coarsest first).
     ///
     /// # Safety
-    /// With [`Kind::Avx2`], the processor must have AVX2.
+    /// With [`Kind::Avx2`], the processor must have AVX2; with
+    /// [`Kind::Avx512`], AVX-512F.
     #[inline(always)]
     unsafe fn range_in<F>(
         &self,
@@ -1743,20 +1770,20 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
                     }
                     let q = Query::of(az, &qlo, &qhi);
                     // After itself in its own row (which starts at `gs`);
-                    // two chunks a step, their masks joined (measured with
-                    // the `frames` example, the loose octree's pair search
-                    // at 10k: 71-72 -> 68-70 ns an object, 34 instructions
-                    // fewer; four chunks a step did no better).
+                    // sixteen boxes a step: two chunks, their masks joined
+                    // (measured with the `frames` example, the loose
+                    // octree's pair search at 10k: 71-72 -> 68-70 ns an
+                    // object, 34 instructions fewer; four chunks a step
+                    // did no better), or one 16-wide test.
                     let mut b = i + 1 - gs;
                     tests += m.saturating_sub(b) as u64;
                     while b < m {
-                        // SAFETY: `kind` is AVX2 only on a processor that
-                        // has it (this function's contract). The run's
-                        // padding boxes meet nothing (a chunk from past
-                        // the run is taken from its padding).
-                        let mm = unsafe {
-                            bx.mask(kind, &q, b) | (bx.mask(kind, &q, b + LANES) << LANES)
-                        };
+                        // SAFETY: `kind` is AVX2 or AVX-512F only on a
+                        // processor that has it (this function's
+                        // contract). The run's padding boxes meet nothing
+                        // (a chunk from past the run is taken from its
+                        // padding).
+                        let mm = unsafe { bx.mask16(kind, &q, b) };
                         hits[h] = (i as u32, b as u32, mm);
                         h += usize::from(mm != 0);
                         b += 2 * LANES;
@@ -1849,10 +1876,13 @@ mod tests {
             // SAFETY: the 4-wide form runs everywhere.
             Kind::Lanes4 => unsafe { job.range_in(kind, 0..g.n, &mut work, &mut c, &mut f) },
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: only asked for where `best` found AVX2.
+            // SAFETY: only asked for where `available` found AVX2.
             Kind::Avx2 => unsafe { job.range_avx2((0..g.n, &mut work, &mut c, &mut f)) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: only asked for where `available` found AVX-512F.
+            Kind::Avx512 => unsafe { job.range_avx512((0..g.n, &mut work, &mut c, &mut f)) },
             #[cfg(not(target_arch = "x86_64"))]
-            Kind::Avx2 => unreachable!("AVX2 is x86-64's"),
+            Kind::Avx2 | Kind::Avx512 => unreachable!("AVX2 and AVX-512 are x86-64's"),
         }
         out
     }
@@ -1872,27 +1902,32 @@ mod tests {
         want
     }
 
-    /// The grid's pairs with both chunk tests are the brute force's, in
-    /// the same order with both; returns them in search order.
+    /// The grid's pairs with every chunk test this processor runs are
+    /// the brute force's, in the same order with each; returns them in
+    /// search order.
     fn both_forms_find<V: Vector>(t: &LooseOrthtree<V, u32>) -> Vec<(Handle, Handle)> {
         let want = brute_pairs(t);
         let four = grid_pairs(t, Kind::Lanes4);
         let mut sorted = four.clone();
         sorted.sort_unstable();
         assert_eq!(sorted, want, "4-wide chunks against the brute force");
-        if cfg!(target_feature = "avx2") && std::env::var_os("SPARTI_SIMD").is_none() {
+        if cfg!(target_feature = "avx2") {
             // Built for AVX2 (as under Miri in CI): the 8-wide form runs.
-            assert_eq!(Kind::best(), Kind::Avx2);
+            assert!(Kind::available().contains(&Kind::Avx2));
         }
-        if Kind::best() == Kind::Avx2 {
-            assert_eq!(grid_pairs(t, Kind::Avx2), four, "8-wide chunks, same order");
+        if cfg!(target_feature = "avx512f") {
+            // Built for AVX-512F (Miri in CI): the 16-wide form runs.
+            assert!(Kind::available().contains(&Kind::Avx512));
+        }
+        for kind in Kind::available() {
+            assert_eq!(grid_pairs(t, kind), four, "{kind:?} chunks, same order");
         }
         four
     }
 
-    /// Both chunk tests give the brute force's pairs, in the same order,
-    /// through the unchecked loads (run under Miri in CI, with and
-    /// without AVX2).
+    /// Every chunk test gives the brute force's pairs, in the same order,
+    /// through the unchecked loads (run under Miri in CI, without SIMD
+    /// beyond SSE2 and with AVX-512F).
     fn both_forms_agree<V: Vector>() {
         let t = scene::<V>(150);
         let objs: Vec<_> = t.objects().collect();
