@@ -1930,6 +1930,12 @@ mod tests {
             assert!(Kind::available().contains(&Kind::Avx512));
         }
         for kind in Kind::available() {
+            if cfg!(miri) && kind == Kind::Avx2 && Kind::available().contains(&Kind::Avx512) {
+                // The AVX2 search differs from the AVX-512 one only in its
+                // step (`Boxes::mask16`), whose both forms the lanes' own
+                // tests run under Miri: minutes saved in CI.
+                continue;
+            }
             assert_eq!(grid_pairs(t, kind), four, "{kind:?} chunks, same order");
         }
         four
