@@ -645,13 +645,12 @@ impl Piece<'_> {
         for (i, &k) in keys.iter().enumerate().rev() {
             // The cell's end is a random read (cells outnumber objects):
             // asked for ahead (measured at a million objects: 16 -> 14 ms).
-            if let Some(&ahead) = keys.get(i.wrapping_sub(2 * GATHER_AHEAD)) {
-                if let Some(e) = self
+            if let Some(&ahead) = keys.get(i.wrapping_sub(2 * GATHER_AHEAD))
+                && let Some(e) = self
                     .cell_end
                     .get(ahead.wrapping_sub(self.first_cell) as usize)
-                {
-                    crate::kernel::prefetch(e);
-                }
+            {
+                crate::kernel::prefetch(e);
             }
             if let Some(p) = self.claim(k) {
                 self.slot[p] = i as u32;
@@ -2088,7 +2087,7 @@ mod tests {
             let d = if i % 7 == 0 { far } else { step };
             let mut v = V::ZERO;
             for a in 0..V::DIM {
-                let s = if (i + k + a) % 2 == 0 { d } else { -d };
+                let s = if (i + k + a).is_multiple_of(2) { d } else { -d };
                 v = v.with(a, s);
             }
             let moved = match shape {
