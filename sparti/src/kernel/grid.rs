@@ -1454,6 +1454,30 @@ pub(crate) struct Job<'a, V: Vector, T> {
     tasks: &'a [(u32, u32)],
 }
 
+/// [`Job::range_in`] with the chunk test `$kind`, compiled for the
+/// processor feature `$feature` as a whole: the search's one copy per
+/// form.
+macro_rules! compiled_for {
+    ($(#[$doc:meta])* $name:ident, $feature:literal, $kind:expr) => {
+        $(#[$doc])*
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $feature)]
+        unsafe fn $name<F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>)>(
+            &self,
+            (span, work, counters, f): (
+                core::ops::Range<usize>,
+                &mut Work,
+                &mut Counters,
+                &mut F,
+            ),
+        ) {
+            // SAFETY: the caller promises the feature (this function's
+            // contract), which `$kind` needs.
+            unsafe { self.range_in($kind, span, work, counters, f) }
+        }
+    };
+}
+
 impl<'a, V: Vector, T> Job<'a, V, T> {
     /// The exact tests of the buffered box hits (`cand` is overwritten).
     #[inline(never)]
@@ -1579,36 +1603,24 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         };
     }
 
-    /// [`Job::range_in`] with the 8-wide chunk test, compiled for AVX2 as
-    /// a whole (`range_in` is inlined here; through a closure, as
-    /// [`lanes::with_avx2`] takes it, the search grew past what the
-    /// compiler inlines, and every intrinsic became a call).
-    ///
-    /// # Safety
-    /// The processor must have AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn range_avx2<F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>)>(
-        &self,
-        (span, work, counters, f): (core::ops::Range<usize>, &mut Work, &mut Counters, &mut F),
-    ) {
-        // SAFETY: the caller promises AVX2.
-        unsafe { self.range_in(Kind::Avx2, span, work, counters, f) }
+    compiled_for! {
+        /// [`Job::range_in`] with the 8-wide chunk test, compiled for AVX2
+        /// as a whole (`range_in` is inlined here; through a closure, as
+        /// [`lanes::with_avx2`] takes it, the search grew past what the
+        /// compiler inlines, and every intrinsic became a call).
+        ///
+        /// # Safety
+        /// The processor must have AVX2.
+        range_avx2, "avx2", Kind::Avx2
     }
 
-    /// [`Job::range_avx2`] with the 16-wide steps of AVX-512F
-    /// ([`Boxes::mask16`]), compiled for it as a whole.
-    ///
-    /// # Safety
-    /// The processor must have AVX-512F.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn range_avx512<F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>)>(
-        &self,
-        (span, work, counters, f): (core::ops::Range<usize>, &mut Work, &mut Counters, &mut F),
-    ) {
-        // SAFETY: the caller promises AVX-512F.
-        unsafe { self.range_in(Kind::Avx512, span, work, counters, f) }
+    compiled_for! {
+        /// [`Job::range_avx2`] with the 16-wide steps of AVX-512F
+        /// ([`Boxes::mask16`]), compiled for it as a whole.
+        ///
+        /// # Safety
+        /// The processor must have AVX-512F.
+        range_avx512, "avx512f", Kind::Avx512
     }
 
     /// [`Job::range`] with the chunk test `kind`, over the positions
