@@ -116,7 +116,7 @@ fn walk(mut walkers: Query<(&mut Transform, &mut Walker)>) {
 
 /// The turret in the yard's corner fires every fourth frame.
 fn fire(mut commands: Commands, mut dice: ResMut<Dice>, tally: Res<Tally>) {
-    if tally.frame % 4 != 0 {
+    if !tally.frame.is_multiple_of(4) {
         return;
     }
     let a = dice.0.random_range(0.05..PI / 2.0 - 0.05);

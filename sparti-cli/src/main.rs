@@ -340,16 +340,16 @@ fn run(cli: Cli) -> Result<String, Failure> {
         (None, Dim::Three) => AnyJob::Three(Job::Pairs(at)),
     };
     let name = index.unwrap_or(IndexName::default_for(scene.dim));
-    if let Some(d) = name.dim() {
-        if d != scene.dim {
-            return Err(Failure(format!(
-                "index {} is a {d} structure and {} is a {} scene (use {} or brute)",
-                name.name(),
-                scene_path.display(),
-                scene.dim,
-                IndexName::default_for(scene.dim).name()
-            )));
-        }
+    if let Some(d) = name.dim()
+        && d != scene.dim
+    {
+        return Err(Failure(format!(
+            "index {} is a {d} structure and {} is a {} scene (use {} or brute)",
+            name.name(),
+            scene_path.display(),
+            scene.dim,
+            IndexName::default_for(scene.dim).name()
+        )));
     }
     match dispatch(name, &scene, &job) {
         Some(out) => out.map_err(|e| Failure::at(scene_path, &[e])),

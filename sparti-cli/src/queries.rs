@@ -62,16 +62,14 @@ fn parse_line<V: Vector>(line: usize, text: &str) -> Result<Query<V>, String> {
     let mut tokens: Vec<&str> = text.split_whitespace().collect();
     let name = tokens.remove(0).to_ascii_lowercase();
     let mut filter = Filter::ALL;
-    if let Some(&last) = tokens.last() {
-        if let Some(bits) = last.strip_prefix("layer=") {
-            let layers = parse_bits(bits).ok_or_else(|| {
-                format!(
-                    "bad layer `{last}`: expected layer=BITS with u32 bits (decimal, 0x.. or 0b..)"
-                )
-            })?;
-            filter = Filter::layers(layers);
-            tokens.pop();
-        }
+    if let Some(&last) = tokens.last()
+        && let Some(bits) = last.strip_prefix("layer=")
+    {
+        let layers = parse_bits(bits).ok_or_else(|| {
+            format!("bad layer `{last}`: expected layer=BITS with u32 bits (decimal, 0x.. or 0b..)")
+        })?;
+        filter = Filter::layers(layers);
+        tokens.pop();
     }
     if let Some(t) = tokens.iter().find(|t| t.contains('=')) {
         return Err(format!(
@@ -128,12 +126,12 @@ fn parse_line<V: Vector>(line: usize, text: &str) -> Result<Query<V>, String> {
         "sphere" | "ray" | "nearest" | "cone" | "knn" => Some(0),
         _ => None,
     };
-    if let Some(at) = point_at {
-        if let Some(x) = nums[at..at + d].iter().find(|x| x.abs() > MAX_COORDINATE) {
-            return Err(format!(
-                "{name}: coordinate {x:e} is beyond sparti's limit of ±2^60 (about 1.15e18)"
-            ));
-        }
+    if let Some(at) = point_at
+        && let Some(x) = nums[at..at + d].iter().find(|x| x.abs() > MAX_COORDINATE)
+    {
+        return Err(format!(
+            "{name}: coordinate {x:e} is beyond sparti's limit of ±2^60 (about 1.15e18)"
+        ));
     }
     let op = match name.as_str() {
         "box" => Op::Box(Aabb::new(v(0), v(d)).map_err(|e| match e {

@@ -269,10 +269,10 @@ fn search<V: Vector>(
     // Confirmation rounds: the fastest few and the default, interleaved.
     tried.sort_by(|a, b| a.ms().total_cmp(&b.ms()));
     let mut again: Vec<usize> = (0..finalists.min(tried.len())).collect();
-    if let Some(d) = tried.iter().position(|t| t.config == default) {
-        if !again.contains(&d) {
-            again.push(d);
-        }
+    if let Some(d) = tried.iter().position(|t| t.config == default)
+        && !again.contains(&d)
+    {
+        again.push(d);
     }
     for _ in 0..rounds {
         for &i in &again {
@@ -386,16 +386,16 @@ fn render(setting: &Setting, search: &Search, rec: &Recommendation) -> String {
     );
     let mut shown: Vec<usize> = (0..15.min(tried.len())).collect();
     for s in Structure::ALL {
-        if let Some(i) = tried.iter().position(|t| t.config.structure() == s) {
-            if !shown.contains(&i) {
-                shown.push(i);
-            }
-        }
-    }
-    if let Some(i) = tried.iter().position(|t| t.config == default) {
-        if !shown.contains(&i) {
+        if let Some(i) = tried.iter().position(|t| t.config.structure() == s)
+            && !shown.contains(&i)
+        {
             shown.push(i);
         }
+    }
+    if let Some(i) = tried.iter().position(|t| t.config == default)
+        && !shown.contains(&i)
+    {
+        shown.push(i);
     }
     shown.sort_unstable();
     let has_queries = setting.queries.is_some_and(|(_, n)| n > 0);
@@ -505,16 +505,16 @@ fn render(setting: &Setting, search: &Search, rec: &Recommendation) -> String {
             best.config.code(dim)
         );
     }
-    if best.config == Config::Brute {
-        if let Some(tree) = tried.iter().find(|t| t.config != Config::Brute) {
-            let _ = writeln!(
-                text,
-                "(with this few objects testing every pair is cheapest; if the scene grows, the fastest tree here is {}: {} ms per frame, {:+.0}% against the default)",
-                describe(tree.config, dim),
-                sig3(tree.ms()),
-                (def_ms / tree.ms() - 1.0) * 100.0
-            );
-        }
+    if best.config == Config::Brute
+        && let Some(tree) = tried.iter().find(|t| t.config != Config::Brute)
+    {
+        let _ = writeln!(
+            text,
+            "(with this few objects testing every pair is cheapest; if the scene grows, the fastest tree here is {}: {} ms per frame, {:+.0}% against the default)",
+            describe(tree.config, dim),
+            sig3(tree.ms()),
+            (def_ms / tree.ms() - 1.0) * 100.0
+        );
     }
     text
 }

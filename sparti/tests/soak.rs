@@ -201,10 +201,10 @@ fn soak<V: Vector, S: SpatialIndex<V, u32>>(name: &str, mut s: S, frames: u64) -
         }
         // The frame's pairs and events (the game does this every frame).
         ev_s.update(&s);
-        if frame % validate_every == 0 {
-            if let Err(e) = s.validate() {
-                panic!("{name}: frame {frame}: validate(): {e}");
-            }
+        if frame % validate_every == 0
+            && let Err(e) = s.validate()
+        {
+            panic!("{name}: frame {frame}: validate(): {e}");
         }
         if frame % sample == 0 {
             peak = peak.max(rss());

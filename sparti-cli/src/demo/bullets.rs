@@ -190,7 +190,7 @@ impl Demo for Bullets {
             .collect();
         self.hits += spent.len();
         self.bullets.retain(|b| !spent.contains(&b.id));
-        if self.frame % 25 == 0 {
+        if self.frame.is_multiple_of(25) {
             let f = self.lanes[0].figures();
             let (c, p, i) = (f.created, f.pruned, f.idle);
             self.log.push(format!(

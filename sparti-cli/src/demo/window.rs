@@ -56,10 +56,10 @@ pub fn run_live(demo: &mut dyn Demo, mut lane: usize, opts: &Options) -> Result<
         for k in window.get_keys_pressed(KeyRepeat::No) {
             if k == Key::Tab || k == Key::Space {
                 lane = (lane + 1) % names.len();
-            } else if let Some(i) = digits.iter().position(|&d| d == k) {
-                if i < names.len() {
-                    lane = i;
-                }
+            } else if let Some(i) = digits.iter().position(|&d| d == k)
+                && i < names.len()
+            {
+                lane = i;
             }
         }
         if lane != before {

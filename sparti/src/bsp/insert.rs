@@ -26,12 +26,11 @@ impl<V: Vector, T> Bsp<V, T> {
         if !within_limits(aabb) {
             return Err(Error::WorldTooLarge);
         }
-        if self.config.out_of_bounds != OutOfBounds::Grow {
-            if let Some(root) = self.root_bounds().or(self.config.world) {
-                if !root.contains(aabb) {
-                    return Err(Error::OutsideWorld);
-                }
-            }
+        if self.config.out_of_bounds != OutOfBounds::Grow
+            && let Some(root) = self.root_bounds().or(self.config.world)
+            && !root.contains(aabb)
+        {
+            return Err(Error::OutsideWorld);
         }
         Ok(())
     }

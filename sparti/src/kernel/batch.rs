@@ -344,10 +344,8 @@ fn check_and_apply<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
                         if let Some((h, _)) = chunk.get(j + CHECK_AHEAD) {
                             core.prefetch_slot(h.index);
                         }
-                        if many_nodes {
-                            if let Some((h, _)) = chunk.get(j + CHECK_AHEAD / 2) {
-                                core.prefetch_node_of(h.index);
-                            }
+                        if many_nodes && let Some((h, _)) = chunk.get(j + CHECK_AHEAD / 2) {
+                            core.prefetch_node_of(h.index);
                         }
                         let m = &chunk[j];
                         let (slot, aabb) = check(m).unwrap_or_else(|_| refuse());

@@ -119,6 +119,10 @@ const ROW_AHEAD: usize = 32;
 /// Candidates tested together.
 const LANES: usize = 8;
 
+/// Objects copied together into a run ([`Run::push`]): the grid's
+/// arrays are padded with as many empty boxes.
+const COPY: usize = 2 * LANES;
+
 /// Cells of a row whose objects search together (see the module docs):
 /// the rows they search are found and copied into a run once for the
 /// group, not once for each cell. The groups are fixed (every `GROUP`
@@ -312,39 +316,40 @@ impl Run {
         }
         let len = e - s;
         let at = self.n;
-        let need = at + len.max(2 * LANES) + LANES;
+        let need = at + len.next_multiple_of(COPY).max(COPY);
         if self.pos.len() < need {
             self.grow(need);
         }
-        // Two chunks of eight whatever the length (most rows hold fewer
-        // than sixteen objects: no branch on it), loaded from the grid's
-        // padded arrays: values past the row are overwritten by the next
-        // row or by the padding. The rest, if any, in a loop. (`need`
-        // holds every chunk: the last ends before `at + len + LANES`.)
-        self.chunk(g, d, s, at, 0);
-        self.chunk(g, d, s, at, LANES);
-        let mut c = 2 * LANES;
+        // Sixteen objects whatever the length (most rows hold fewer: no
+        // branch on it), loaded from the grid's padded arrays: values past
+        // the row are overwritten by the next row or by the padding. The
+        // rest, if any, in a loop. (`need` holds every block.)
+        self.block(g, d, s, at, 0);
+        let mut c = COPY;
         while c < len {
-            self.chunk(g, d, s, at, c);
-            c += LANES;
+            self.block(g, d, s, at, c);
+            c += COPY;
         }
         self.n = at + len;
     }
 
-    /// Copies the eight objects from grid position `s + c` (the padding
-    /// past the objects) to run position `at + c`.
+    /// Copies the sixteen objects from grid position `s + c` (the padding
+    /// past the objects) to run position `at + c`: one bounds check per
+    /// array, where two chunks of eight took two (callgrind of the
+    /// `frames` example, the loose octree at 10k on the AVX2 form: the
+    /// search 20 instructions an object fewer).
     #[inline(always)]
-    fn chunk(&mut self, g: &Grid, d: usize, s: usize, at: usize, c: usize) {
+    fn block(&mut self, g: &Grid, d: usize, s: usize, at: usize, c: usize) {
         let src = (s + c).min(g.n);
         for a in 0..d {
-            let l: [f32; LANES] = g.lo[a][src..src + LANES].try_into().expect("padded");
-            let h: [f32; LANES] = g.hi[a][src..src + LANES].try_into().expect("padded");
-            self.lo[a][at + c..at + c + LANES].copy_from_slice(&l);
-            self.hi[a][at + c..at + c + LANES].copy_from_slice(&h);
+            let l: [f32; COPY] = g.lo[a][src..src + COPY].try_into().expect("padded");
+            let h: [f32; COPY] = g.hi[a][src..src + COPY].try_into().expect("padded");
+            self.lo[a][at + c..at + c + COPY].copy_from_slice(&l);
+            self.hi[a][at + c..at + c + COPY].copy_from_slice(&h);
         }
         let first = (s + c) as u32;
-        let iota: [u32; LANES] = core::array::from_fn(|l| first + l as u32);
-        self.pos[at + c..at + c + LANES].copy_from_slice(&iota);
+        let iota: [u32; COPY] = core::array::from_fn(|l| first + l as u32);
+        self.pos[at + c..at + c + COPY].copy_from_slice(&iota);
     }
 
     #[cold]
@@ -357,7 +362,9 @@ impl Run {
     }
 
     /// Writes the padding after the objects (first `d` axes; the others
-    /// are never read); returns how many objects the run holds.
+    /// are never read), sixteen empty boxes, which a 16-wide step from
+    /// any position up to the end reads ([`Boxes::mask16`]); returns how
+    /// many objects the run holds.
     #[inline(always)]
     fn seal(&mut self, d: usize) -> usize {
         let n = self.n;
@@ -365,8 +372,8 @@ impl Run {
             self.grow(n + 2 * LANES);
         }
         for a in 0..d {
-            self.lo[a][n..n + LANES].fill(f32::INFINITY);
-            self.hi[a][n..n + LANES].fill(f32::NEG_INFINITY);
+            self.lo[a][n..n + 2 * LANES].fill(f32::INFINITY);
+            self.hi[a][n..n + 2 * LANES].fill(f32::NEG_INFINITY);
         }
         n
     }
@@ -638,13 +645,12 @@ impl Piece<'_> {
         for (i, &k) in keys.iter().enumerate().rev() {
             // The cell's end is a random read (cells outnumber objects):
             // asked for ahead (measured at a million objects: 16 -> 14 ms).
-            if let Some(&ahead) = keys.get(i.wrapping_sub(2 * GATHER_AHEAD)) {
-                if let Some(e) = self
+            if let Some(&ahead) = keys.get(i.wrapping_sub(2 * GATHER_AHEAD))
+                && let Some(e) = self
                     .cell_end
                     .get(ahead.wrapping_sub(self.first_cell) as usize)
-                {
-                    crate::kernel::prefetch(e);
-                }
+            {
+                crate::kernel::prefetch(e);
             }
             if let Some(p) = self.claim(k) {
                 self.slot[p] = i as u32;
@@ -1217,8 +1223,8 @@ impl Grid {
         for a in 0..3 {
             let (l, h) = (&mut self.lo[a], &mut self.hi[a]);
             if a < d {
-                l.resize(n + LANES, f32::INFINITY);
-                h.resize(n + LANES, f32::NEG_INFINITY);
+                l.resize(n + 2 * LANES, f32::INFINITY);
+                h.resize(n + 2 * LANES, f32::NEG_INFINITY);
                 l[n..].fill(f32::INFINITY);
                 h[n..].fill(f32::NEG_INFINITY);
             } else {
@@ -1448,6 +1454,30 @@ pub(crate) struct Job<'a, V: Vector, T> {
     tasks: &'a [(u32, u32)],
 }
 
+/// [`Job::range_in`] with the chunk test `$kind`, compiled for the
+/// processor feature `$feature` as a whole: the search's one copy per
+/// form.
+macro_rules! compiled_for {
+    ($(#[$doc:meta])* $name:ident, $feature:literal, $kind:expr) => {
+        $(#[$doc])*
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $feature)]
+        unsafe fn $name<F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>)>(
+            &self,
+            (span, work, counters, f): (
+                core::ops::Range<usize>,
+                &mut Work,
+                &mut Counters,
+                &mut F,
+            ),
+        ) {
+            // SAFETY: the caller promises the feature (this function's
+            // contract), which `$kind` needs.
+            unsafe { self.range_in($kind, span, work, counters, f) }
+        }
+    };
+}
+
 impl<'a, V: Vector, T> Job<'a, V, T> {
     /// The exact tests of the buffered box hits (`cand` is overwritten).
     #[inline(never)]
@@ -1536,7 +1566,7 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
     }
 
     /// The pairs found by the objects at positions `start..end`: compiled
-    /// for AVX2 where the processor has it ([`Kind::best`]).
+    /// for AVX-512F or AVX2 where the processor has it ([`Kind::best`]).
     pub fn range<F>(
         &self,
         start: u32,
@@ -1548,10 +1578,18 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
     {
         #[cfg(target_arch = "x86_64")]
-        if Kind::best() == Kind::Avx2 {
-            // SAFETY: `best` found AVX2 on this processor.
-            unsafe { self.range_avx2((start as usize..end as usize, work, counters, f)) };
-            return;
+        match Kind::best() {
+            Kind::Avx512 => {
+                // SAFETY: `best` found AVX-512F on this processor.
+                unsafe { self.range_avx512((start as usize..end as usize, work, counters, f)) };
+                return;
+            }
+            Kind::Avx2 => {
+                // SAFETY: `best` found AVX2 on this processor.
+                unsafe { self.range_avx2((start as usize..end as usize, work, counters, f)) };
+                return;
+            }
+            Kind::Lanes4 => {}
         }
         // SAFETY: the 4-wide form runs on every processor.
         unsafe {
@@ -1565,21 +1603,24 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         };
     }
 
-    /// [`Job::range_in`] with the 8-wide chunk test, compiled for AVX2 as
-    /// a whole (`range_in` is inlined here; through a closure, as
-    /// [`lanes::with_avx2`] takes it, the search grew past what the
-    /// compiler inlines, and every intrinsic became a call).
-    ///
-    /// # Safety
-    /// The processor must have AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn range_avx2<F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>)>(
-        &self,
-        (span, work, counters, f): (core::ops::Range<usize>, &mut Work, &mut Counters, &mut F),
-    ) {
-        // SAFETY: the caller promises AVX2.
-        unsafe { self.range_in(Kind::Avx2, span, work, counters, f) }
+    compiled_for! {
+        /// [`Job::range_in`] with the 8-wide chunk test, compiled for AVX2
+        /// as a whole (`range_in` is inlined here; through a closure, as
+        /// [`lanes::with_avx2`] takes it, the search grew past what the
+        /// compiler inlines, and every intrinsic became a call).
+        ///
+        /// # Safety
+        /// The processor must have AVX2.
+        range_avx2, "avx2", Kind::Avx2
+    }
+
+    compiled_for! {
+        /// [`Job::range_avx2`] with the 16-wide steps of AVX-512F
+        /// ([`Boxes::mask16`]), compiled for it as a whole.
+        ///
+        /// # Safety
+        /// The processor must have AVX-512F.
+        range_avx512, "avx512f", Kind::Avx512
     }
 
     /// [`Job::range`] with the chunk test `kind`, over the positions
@@ -1598,7 +1639,8 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
     /// then the coarser levels', coarsest first).
     ///
     /// # Safety
-    /// With [`Kind::Avx2`], the processor must have AVX2.
+    /// With [`Kind::Avx2`], the processor must have AVX2; with
+    /// [`Kind::Avx512`], AVX-512F.
     #[inline(always)]
     unsafe fn range_in<F>(
         &self,
@@ -1720,6 +1762,12 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
                 let Some(bx) = run.boxes(az) else {
                     unreachable!("a sealed run is padded");
                 };
+                // (Sealed with sixteen empty boxes: the 16-wide form's.)
+                let bx = if kind == Kind::Avx512 {
+                    bx.padded16()
+                } else {
+                    bx
+                };
                 // The chunks that hit, without a branch on the outcome
                 // (most chunks hit nothing): the object, the chunk's start
                 // and its mask, kept where the mask is not empty.
@@ -1743,20 +1791,20 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
                     }
                     let q = Query::of(az, &qlo, &qhi);
                     // After itself in its own row (which starts at `gs`);
-                    // two chunks a step, their masks joined (measured with
-                    // the `frames` example, the loose octree's pair search
-                    // at 10k: 71-72 -> 68-70 ns an object, 34 instructions
-                    // fewer; four chunks a step did no better).
+                    // sixteen boxes a step: two chunks, their masks joined
+                    // (measured with the `frames` example, the loose
+                    // octree's pair search at 10k: 71-72 -> 68-70 ns an
+                    // object, 34 instructions fewer; four chunks a step
+                    // did no better), or one 16-wide test.
                     let mut b = i + 1 - gs;
                     tests += m.saturating_sub(b) as u64;
                     while b < m {
-                        // SAFETY: `kind` is AVX2 only on a processor that
-                        // has it (this function's contract). The run's
-                        // padding boxes meet nothing (a chunk from past
-                        // the run is taken from its padding).
-                        let mm = unsafe {
-                            bx.mask(kind, &q, b) | (bx.mask(kind, &q, b + LANES) << LANES)
-                        };
+                        // SAFETY: `kind` is AVX2 or AVX-512F only on a
+                        // processor that has it (this function's
+                        // contract). The run's padding boxes meet nothing
+                        // (a chunk from past the run is taken from its
+                        // padding).
+                        let mm = unsafe { bx.mask16(kind, &q, b) };
                         hits[h] = (i as u32, b as u32, mm);
                         h += usize::from(mm != 0);
                         b += 2 * LANES;
@@ -1849,10 +1897,13 @@ mod tests {
             // SAFETY: the 4-wide form runs everywhere.
             Kind::Lanes4 => unsafe { job.range_in(kind, 0..g.n, &mut work, &mut c, &mut f) },
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: only asked for where `best` found AVX2.
+            // SAFETY: only asked for where `available` found AVX2.
             Kind::Avx2 => unsafe { job.range_avx2((0..g.n, &mut work, &mut c, &mut f)) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: only asked for where `available` found AVX-512F.
+            Kind::Avx512 => unsafe { job.range_avx512((0..g.n, &mut work, &mut c, &mut f)) },
             #[cfg(not(target_arch = "x86_64"))]
-            Kind::Avx2 => unreachable!("AVX2 is x86-64's"),
+            Kind::Avx2 | Kind::Avx512 => unreachable!("AVX2 and AVX-512 are x86-64's"),
         }
         out
     }
@@ -1872,27 +1923,38 @@ mod tests {
         want
     }
 
-    /// The grid's pairs with both chunk tests are the brute force's, in
-    /// the same order with both; returns them in search order.
+    /// The grid's pairs with every chunk test this processor runs are
+    /// the brute force's, in the same order with each; returns them in
+    /// search order.
     fn both_forms_find<V: Vector>(t: &LooseOrthtree<V, u32>) -> Vec<(Handle, Handle)> {
         let want = brute_pairs(t);
         let four = grid_pairs(t, Kind::Lanes4);
         let mut sorted = four.clone();
         sorted.sort_unstable();
         assert_eq!(sorted, want, "4-wide chunks against the brute force");
-        if cfg!(target_feature = "avx2") && std::env::var_os("SPARTI_SIMD").is_none() {
+        if cfg!(target_feature = "avx2") {
             // Built for AVX2 (as under Miri in CI): the 8-wide form runs.
-            assert_eq!(Kind::best(), Kind::Avx2);
+            assert!(Kind::available().contains(&Kind::Avx2));
         }
-        if Kind::best() == Kind::Avx2 {
-            assert_eq!(grid_pairs(t, Kind::Avx2), four, "8-wide chunks, same order");
+        if cfg!(target_feature = "avx512f") {
+            // Built for AVX-512F (Miri in CI): the 16-wide form runs.
+            assert!(Kind::available().contains(&Kind::Avx512));
+        }
+        for kind in Kind::available() {
+            if cfg!(miri) && kind == Kind::Avx2 && Kind::available().contains(&Kind::Avx512) {
+                // The AVX2 search differs from the AVX-512 one only in its
+                // step (`Boxes::mask16`), whose both forms the lanes' own
+                // tests run under Miri: minutes saved in CI.
+                continue;
+            }
+            assert_eq!(grid_pairs(t, kind), four, "{kind:?} chunks, same order");
         }
         four
     }
 
-    /// Both chunk tests give the brute force's pairs, in the same order,
-    /// through the unchecked loads (run under Miri in CI, with and
-    /// without AVX2).
+    /// Every chunk test gives the brute force's pairs, in the same order,
+    /// through the unchecked loads (run under Miri in CI, without SIMD
+    /// beyond SSE2 and with AVX-512F).
     fn both_forms_agree<V: Vector>() {
         let t = scene::<V>(150);
         let objs: Vec<_> = t.objects().collect();
@@ -2037,7 +2099,7 @@ mod tests {
             let d = if i % 7 == 0 { far } else { step };
             let mut v = V::ZERO;
             for a in 0..V::DIM {
-                let s = if (i + k + a) % 2 == 0 { d } else { -d };
+                let s = if (i + k + a).is_multiple_of(2) { d } else { -d };
                 v = v.with(a, s);
             }
             let moved = match shape {

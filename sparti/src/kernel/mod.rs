@@ -989,12 +989,12 @@ pub(crate) fn check_config<V: Vector>(
     if !(size.is_finite() && (0.0..=crate::MAX_COORDINATE).contains(&size)) {
         return Err(Error::InvalidConfig(size_error));
     }
-    if let Some(w) = world {
-        if w.check().is_err() || !crate::index::within_limits(w) {
-            return Err(Error::InvalidConfig(
-                "world must be a finite box within +-2^60",
-            ));
-        }
+    if let Some(w) = world
+        && (w.check().is_err() || !crate::index::within_limits(w))
+    {
+        return Err(Error::InvalidConfig(
+            "world must be a finite box within +-2^60",
+        ));
     }
     Ok(())
 }
@@ -1411,10 +1411,10 @@ impl Moved {
             return;
         }
         for &slot in &self.slots {
-            if let Some(place) = store.get_slot(slot).filter(|p| p.get().is_some()) {
-                if place.node != NONE {
-                    s.mark_node(place.node);
-                }
+            if let Some(place) = store.get_slot(slot).filter(|p| p.get().is_some())
+                && place.node != NONE
+            {
+                s.mark_node(place.node);
             }
         }
     }
@@ -1430,10 +1430,10 @@ impl Moved {
         let mut late = vec![self.all && s.absorbed != self.record; nodes];
         if s.absorbed != self.record && !self.all {
             for &slot in &self.slots {
-                if let Some(p) = store.get_slot(slot).filter(|p| p.get().is_some()) {
-                    if let Some(l) = late.get_mut(p.node as usize) {
-                        *l = true;
-                    }
+                if let Some(p) = store.get_slot(slot).filter(|p| p.get().is_some())
+                    && let Some(l) = late.get_mut(p.node as usize)
+                {
+                    *l = true;
                 }
             }
         }

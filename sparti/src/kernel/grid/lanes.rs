@@ -12,10 +12,18 @@
 //!   the chunk is one 8-wide compare per bound instead of two 4-wide
 //!   ones. The search that uses it is compiled for AVX2 as a whole
 //!   ([`Kind::Avx2`]), so the compares are inlined.
+//! - **AVX-512F.** Where the processor has it, the pair search's step of
+//!   sixteen boxes is one 16-wide compare per bound, straight into a mask
+//!   register and masked by the compares before it ([`Kind::Avx512`],
+//!   [`Boxes::mask16`]): six instructions for sixteen boxes in 3D where
+//!   AVX2 takes about thirty (compares, ands and the packing of two
+//!   masks into one).
 //!
-//! Both forms give the same bits (closed, ordered compares: a NaN never
-//! meets), and the tests run the search through both on the same scenes;
-//! CI runs this module's tests under Miri, which checks every load.
+//! Every form gives the same bits (closed, ordered compares: a NaN never
+//! meets), and the tests run the search through each this processor has,
+//! on the same scenes; CI runs this module's tests under Miri, which
+//! checks every load (Miri runs no AVX-512 compare: under it the 16-wide
+//! form makes the same loads and compares lane by lane).
 
 use glam::Vec4;
 
@@ -82,26 +90,63 @@ pub(crate) enum Kind {
     /// One 8-wide compare per bound (x86-64 with AVX2).
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     Avx2,
+    /// The pair search's step of sixteen boxes as one 16-wide compare per
+    /// bound into a mask register, each compare masked by the ones
+    /// before (x86-64 with AVX-512F); everything else as [`Kind::Avx2`].
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    Avx512,
 }
 
 impl Kind {
-    /// The fastest form this processor runs: AVX2 where it has it, unless
-    /// the environment variable `SPARTI_SIMD` is `4` (to compare the two,
-    /// and to test the 4-wide form on an AVX2 machine). Decided once per
+    /// The fastest form this processor runs: AVX-512F, else AVX2, where
+    /// it has them, unless the environment variable `SPARTI_SIMD` says
+    /// `4` (the 4-wide form) or `8` (AVX2 at most): to compare the forms,
+    /// and to test the narrower ones on a wider machine. Decided once per
     /// process.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub fn best() -> Self {
         static BEST: std::sync::OnceLock<Kind> = std::sync::OnceLock::new();
         *BEST.get_or_init(|| {
-            if std::env::var_os("SPARTI_SIMD").is_some_and(|v| v == "4") {
+            let cap = std::env::var_os("SPARTI_SIMD");
+            if cap.as_ref().is_some_and(|v| v == "4") {
                 return Kind::Lanes4;
             }
             #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("avx2") {
-                return Kind::Avx2;
+            {
+                if cap.as_ref().is_none_or(|v| v != "8")
+                    && std::arch::is_x86_feature_detected!("avx512f")
+                {
+                    return Kind::Avx512;
+                }
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    return Kind::Avx2;
+                }
             }
             Kind::Lanes4
         })
+    }
+
+    /// Whether the form runs the 8-wide compares (AVX2, which AVX-512F
+    /// includes).
+    #[inline(always)]
+    pub fn is_wide(self) -> bool {
+        self != Kind::Lanes4
+    }
+
+    /// Every form this processor runs, narrowest first (for the tests).
+    #[cfg(test)]
+    pub fn available() -> Vec<Kind> {
+        let mut v = vec![Kind::Lanes4];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                v.push(Kind::Avx2);
+            }
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                v.push(Kind::Avx512);
+            }
+        }
+        v
     }
 }
 
@@ -131,6 +176,10 @@ pub(super) struct Boxes<'a> {
     /// 3, or 2 for a 2D grid, whose third arrays are never read (a
     /// constant where the search is compiled, so the third compare goes).
     axes: usize,
+    /// Whether every array holds `n + 2 * LANES` values, all past `n`
+    /// empty boxes' ([`Boxes::padded16`]: [`Boxes::mask16`] loads
+    /// sixteen values from any position up to `n`).
+    wide: bool,
 }
 
 impl<'a> Boxes<'a> {
@@ -143,7 +192,28 @@ impl<'a> Boxes<'a> {
         lo.iter()
             .chain(&hi)
             .all(|v| v.len() >= need)
-            .then_some(Boxes { lo, hi, n, axes })
+            .then_some(Boxes {
+                lo,
+                hi,
+                n,
+                axes,
+                wide: false,
+            })
+    }
+
+    /// The same boxes, whose arrays the caller has padded with sixteen
+    /// empty boxes past `n` (a pair search's run): [`Boxes::mask16`] may
+    /// then load sixteen values from any position up to `n` (their
+    /// lengths are checked here).
+    #[inline(always)]
+    pub fn padded16(mut self) -> Self {
+        let n = self.n;
+        self.wide = self
+            .lo
+            .iter()
+            .chain(&self.hi)
+            .all(|v| v.len() >= n + 2 * LANES);
+        self
     }
 
     /// The eight values of `v` from position `b`, as two lanes of four.
@@ -185,17 +255,18 @@ impl<'a> Boxes<'a> {
     }
 
     /// [`Boxes::mask4`], or its 8-wide form when `kind` is
-    /// [`Kind::Avx2`]. Inlined into each search, which is compiled once
-    /// per form.
+    /// [`Kind::Avx2`] or [`Kind::Avx512`]. Inlined into each search, which
+    /// is compiled once per form.
     ///
     /// # Safety
-    /// With [`Kind::Avx2`], the processor must have AVX2 (as
-    /// [`Kind::best`] found), and the caller should be compiled for it
-    /// (`#[target_feature(enable = "avx2")]`) so that the compares inline.
+    /// With [`Kind::Avx2`], the processor must have AVX2, with
+    /// [`Kind::Avx512`] AVX-512F (as [`Kind::best`] found), and the caller
+    /// should be compiled for it (`#[target_feature(enable = "avx2")]`)
+    /// so that the compares inline.
     #[inline(always)]
     pub unsafe fn mask(&self, kind: Kind, q: &Query, b: usize) -> u32 {
         #[cfg(target_arch = "x86_64")]
-        if kind == Kind::Avx2 {
+        if kind.is_wide() {
             // SAFETY: the caller promises AVX2 (this function's contract).
             return unsafe { self.mask8(q, b) };
         }
@@ -230,7 +301,7 @@ impl<'a> Boxes<'a> {
     #[inline(always)]
     pub unsafe fn mask_ray(&self, kind: Kind, q: &Query, ray: &Slab, limit: f32, b: usize) -> u32 {
         #[cfg(target_arch = "x86_64")]
-        if kind == Kind::Avx2 {
+        if kind.is_wide() {
             // SAFETY: the caller promises AVX2 (this function's contract).
             return unsafe { self.mask8_ray(q, ray, limit, b) };
         }
@@ -269,6 +340,39 @@ impl<'a> Boxes<'a> {
             );
             [l, h, meets]
         }
+    }
+
+    /// The pair search's step: bit `l` set when the box at position
+    /// `b + l` meets the query, for the sixteen positions from `b` (a
+    /// start past the objects taken as `n`), as the two chunks
+    /// `mask(b) | mask(b + 8) << 8` give it. With `kind`
+    /// [`Kind::Avx512`] and arrays that hold sixteen values past `n`
+    /// (a run: see `wide`), one 16-wide compare per bound into a mask
+    /// register, each masked by the ones before; otherwise those two
+    /// chunks. The arrays must be padded as [`Boxes::padded16`] says for
+    /// the sixteen bits to be right (not for the loads to be in bounds).
+    ///
+    /// # Safety
+    /// As [`Boxes::mask`].
+    #[inline(always)]
+    pub unsafe fn mask16(&self, kind: Kind, q: &Query, b: usize) -> u32 {
+        #[cfg(target_arch = "x86_64")]
+        if kind == Kind::Avx512 && self.wide {
+            let b = b.min(self.n);
+            let mut m = u16::MAX;
+            for a in 0..self.axes.min(3) {
+                // SAFETY: the loads: the arrays hold `n + 2 * LANES`
+                // values (`wide`) and `b` is clamped to `n` above. The
+                // compares: the caller promises AVX-512F.
+                unsafe {
+                    let (l, h) = (load16(self.lo[a], b), load16(self.hi[a], b));
+                    m = meets16(m, &l, &h, q.s[3 + a], q.s[a]);
+                }
+            }
+            return u32::from(m);
+        }
+        // SAFETY: this function's contract.
+        unsafe { self.mask(kind, q, b) | (self.mask(kind, q, b + LANES) << LANES) }
     }
 
     /// [`Boxes::mask4`] with one 8-wide compare per bound.
@@ -343,6 +447,75 @@ impl<'a> Boxes<'a> {
     }
 }
 
+/// The sixteen values of `v` from position `b`.
+///
+/// # Safety
+/// `b + 2 * LANES <= v.len()`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn load16(v: &[f32], b: usize) -> [f32; 2 * LANES] {
+    debug_assert!(b + 2 * LANES <= v.len());
+    // SAFETY: `b..b + 16` lies inside `v` (this function's contract);
+    // `read_unaligned` needs no alignment.
+    unsafe {
+        v.as_ptr()
+            .add(b)
+            .cast::<[f32; 2 * LANES]>()
+            .read_unaligned()
+    }
+}
+
+/// The lanes of `m` whose box, lower bounds `l` and upper bounds `h` on
+/// one axis, meets the query's `[lo, hi]` there (closed, ordered
+/// compares: a NaN never meets): `m & (l <= hi) & (h >= lo)`, lane by
+/// lane, as two masked 16-wide compares.
+///
+/// # Safety
+/// The processor must have AVX-512F.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[inline(always)]
+unsafe fn meets16(m: u16, l: &[f32; 16], h: &[f32; 16], hi: f32, lo: f32) -> u16 {
+    use std::arch::x86_64::{
+        _CMP_GE_OQ, _CMP_LE_OQ, _mm512_loadu_ps, _mm512_mask_cmp_ps_mask, _mm512_set1_ps,
+    };
+    // SAFETY: the loads read the two arrays (`loadu` needs no
+    // alignment); the caller promises AVX-512F.
+    unsafe {
+        let m = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(
+            m,
+            _mm512_loadu_ps(l.as_ptr()),
+            _mm512_set1_ps(hi),
+        );
+        _mm512_mask_cmp_ps_mask::<_CMP_GE_OQ>(m, _mm512_loadu_ps(h.as_ptr()), _mm512_set1_ps(lo))
+    }
+}
+
+/// [`meets16`] under Miri, which runs no AVX-512 compare: the same
+/// closed, ordered compares on each half with AVX2 (which AVX-512F
+/// includes, and which Miri runs far faster than sixteen lanes one by
+/// one). The loads before it, the `unsafe` part, are the same.
+///
+/// # Safety
+/// The processor must have AVX-512F.
+#[cfg(all(target_arch = "x86_64", miri))]
+#[inline(always)]
+unsafe fn meets16(m: u16, l: &[f32; 16], h: &[f32; 16], hi: f32, lo: f32) -> u16 {
+    use std::arch::x86_64::{
+        _CMP_GE_OQ, _CMP_LE_OQ, _mm256_and_ps, _mm256_cmp_ps, _mm256_loadu_ps, _mm256_movemask_ps,
+        _mm256_set1_ps,
+    };
+    // SAFETY: the loads read the two arrays, eight values from 0 and 8
+    // (`loadu` needs no alignment); the caller promises AVX-512F, so AVX2.
+    let half = |o: usize| unsafe {
+        let meets = _mm256_and_ps(
+            _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_loadu_ps(l.as_ptr().add(o)), _mm256_set1_ps(hi)),
+            _mm256_cmp_ps::<_CMP_GE_OQ>(_mm256_loadu_ps(h.as_ptr().add(o)), _mm256_set1_ps(lo)),
+        );
+        _mm256_movemask_ps(meets) as u16
+    };
+    m & (half(0) | half(8) << 8)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::valid;
@@ -363,8 +536,8 @@ mod tests {
                 lo[a].push(if i == 3 { f32::NAN } else { l });
                 hi[a].push(h);
             }
-            lo[a].extend([f32::INFINITY; LANES]);
-            hi[a].extend([f32::NEG_INFINITY; LANES]);
+            lo[a].extend([f32::INFINITY; 2 * LANES]);
+            hi[a].extend([f32::NEG_INFINITY; 2 * LANES]);
         }
         (lo, hi)
     }
@@ -380,13 +553,17 @@ mod tests {
     }
 
     /// Every start, the last ones past the objects (clamped to the
-    /// padding), both forms: the boxes a closed test selects, and no
-    /// load out of bounds (Miri checks each).
+    /// padding), every form, eight and sixteen boxes a test: the boxes a
+    /// closed test selects, and no load out of bounds (Miri checks each).
     #[test]
     fn chunks_select_the_boxes_that_meet() {
-        if cfg!(target_feature = "avx2") && std::env::var_os("SPARTI_SIMD").is_none() {
+        if cfg!(target_feature = "avx2") {
             // Built for AVX2 (as under Miri in CI): the 8-wide form runs.
-            assert_eq!(Kind::best(), Kind::Avx2);
+            assert!(Kind::available().contains(&Kind::Avx2));
+        }
+        if cfg!(target_feature = "avx512f") {
+            // Built for AVX-512F (Miri in CI): the 16-wide form runs.
+            assert!(Kind::available().contains(&Kind::Avx512));
         }
         // In 2D (`axes` 2) the third arrays are not read: a query far off
         // on that axis still meets.
@@ -400,6 +577,8 @@ mod tests {
                     axes,
                 )
                 .expect("padded arrays");
+                let wide = bx.padded16();
+                assert!(wide.wide, "padded with sixteen empty boxes");
                 for (qlo, qhi) in [(2.0, 5.0), (0.0, 0.0), (-3.0, 100.0), (4.5, 4.5)] {
                     let q = Query::of(2, &[qlo, 0.5, z], &[qhi, 0.5, z]);
                     for b in 0..n + 3 {
@@ -410,10 +589,24 @@ mod tests {
                         };
                         let what = format!("{axes} axes, n {n}, start {b}, query {qlo}..{qhi}");
                         assert_eq!(bx.mask4(&q, b), want, "{what}");
-                        if Kind::best() == Kind::Avx2 {
-                            // SAFETY: `best` found AVX2.
-                            let m8 = unsafe { bx.mask(Kind::Avx2, &q, b) };
-                            assert_eq!(m8, want, "8-wide, {what}");
+                        let want16 = if axes == 3 && z > 1.0 {
+                            0
+                        } else {
+                            want | expected(n, (b + LANES).min(n), qlo, qhi) << LANES
+                        };
+                        for kind in Kind::available() {
+                            // SAFETY: `available` found the form's
+                            // instructions.
+                            let (m, m16, m16w) = unsafe {
+                                (
+                                    bx.mask(kind, &q, b),
+                                    bx.mask16(kind, &q, b),
+                                    wide.mask16(kind, &q, b),
+                                )
+                            };
+                            assert_eq!(m, want, "{kind:?}, {what}");
+                            assert_eq!(m16, want16, "{kind:?}, sixteen, {what}");
+                            assert_eq!(m16w, want16, "{kind:?}, sixteen padded, {what}");
                         }
                     }
                 }
@@ -431,7 +624,7 @@ mod tests {
         use crate::geometry::{Aabb, Ray};
         use crate::traverse::FastRay;
         use glam::Vec3;
-        if Kind::best() != Kind::Avx2 {
+        if !Kind::available().contains(&Kind::Avx2) {
             return;
         }
         let n = 27;
@@ -485,7 +678,7 @@ mod tests {
                         .filter(|&l| b + l < n && fast.entry(&boxes[b + l], limit).is_some())
                         .map(|l| 1 << l)
                         .sum();
-                    // SAFETY: `best` found AVX2.
+                    // SAFETY: `available` found AVX2.
                     let m = unsafe { bx.mask_ray(Kind::Avx2, &q, &slab, limit, b) } & valid(b, n);
                     assert_eq!(m, want, "ray {origin:?} {dir:?}, limit {limit}, chunk {b}");
                 }
@@ -501,5 +694,14 @@ mod tests {
         assert!(Boxes::new([&v; 3], [&v; 3], 3, 3).is_none());
         assert!(Boxes::new([&v; 3], [&v[..9]; 3], 2, 3).is_none());
         assert!(Boxes::new([&v; 3], [&v; 3], usize::MAX, 3).is_none());
+        // Sixteen-wide loads only where sixteen values follow `n`.
+        let w = vec![0f32; 18];
+        let of = |n| Boxes::new([&w; 3], [&w; 3], n, 3).map(|b| b.padded16().wide);
+        assert_eq!(of(2), Some(true));
+        assert_eq!(of(3), Some(false));
+        assert_eq!(
+            of(2).map(|_| Boxes::new([&w; 3], [&w; 3], 2, 3).expect("padded").wide),
+            Some(false)
+        );
     }
 }

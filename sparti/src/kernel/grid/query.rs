@@ -187,8 +187,9 @@ impl Grid {
         f: impl FnMut(usize),
     ) -> Option<u64> {
         #[cfg(target_arch = "x86_64")]
-        if Kind::best() == Kind::Avx2 {
-            // SAFETY: `best` found AVX2 on this processor.
+        if Kind::best().is_wide() {
+            // SAFETY: `best` found AVX2 on this processor (AVX-512F
+            // includes it).
             return unsafe { with_avx2(|| self.meeting_in(Kind::Avx2, bounds, f)) };
         }
         // SAFETY: the 4-wide form runs on every processor.
@@ -240,8 +241,9 @@ impl Grid {
         visit: impl FnMut(usize, f32) -> f32,
     ) -> u64 {
         #[cfg(target_arch = "x86_64")]
-        if Kind::best() == Kind::Avx2 {
-            // SAFETY: `best` found AVX2 on this processor.
+        if Kind::best().is_wide() {
+            // SAFETY: `best` found AVX2 on this processor (AVX-512F
+            // includes it).
             return unsafe { with_avx2(|| self.ray_walk_in(Kind::Avx2, ray, limit, touch, visit)) };
         }
         // SAFETY: the 4-wide form runs on every processor.
