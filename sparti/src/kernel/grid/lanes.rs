@@ -23,7 +23,7 @@
 //! meets), and the tests run the search through each this processor has,
 //! on the same scenes; CI runs this module's tests under Miri, which
 //! checks every load (Miri runs no AVX-512 compare: under it the 16-wide
-//! form makes the same loads and compares lane by lane).
+//! form makes the same loads and compares each half with AVX2).
 
 use glam::Vec4;
 
