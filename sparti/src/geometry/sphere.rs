@@ -118,10 +118,11 @@ fn lanes4(c: &[f32; 4], r: &[f32; 4], lo: &mut [f32; 4], hi: &mut [f32; 4]) {
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod lanes {
     use std::arch::x86_64::{
-        __m128, __m128i, _mm_add_epi32, _mm_add_ps, _mm_and_si128, _mm_andnot_si128,
-        _mm_castps_si128, _mm_castsi128_ps, _mm_cmpeq_epi32, _mm_cmpgt_ps, _mm_cmplt_ps,
-        _mm_cvtss_f32, _mm_loadu_ps, _mm_or_si128, _mm_set_ps, _mm_set1_epi32, _mm_set1_ps,
-        _mm_setzero_ps, _mm_shuffle_ps, _mm_srai_epi32, _mm_storeu_ps, _mm_sub_epi32, _mm_sub_ps,
+        __m128, __m128i, _mm_add_epi32, _mm_add_ps, _mm_and_ps, _mm_and_si128, _mm_andnot_si128,
+        _mm_castps_si128, _mm_castsi128_ps, _mm_cmpeq_epi32, _mm_cmpgt_ps, _mm_cmple_ps,
+        _mm_cmplt_ps, _mm_cvtss_f32, _mm_loadu_ps, _mm_movemask_ps, _mm_or_si128, _mm_set_ps,
+        _mm_set1_epi32, _mm_set1_ps, _mm_setzero_ps, _mm_shuffle_ps, _mm_srai_epi32, _mm_storeu_ps,
+        _mm_sub_epi32, _mm_sub_ps,
     };
 
     /// `mask ? a : b`, lane by lane.
@@ -169,6 +170,22 @@ mod lanes {
     pub(super) fn sphere_box(c: [f32; 4], r: f32) -> ([f32; 4], [f32; 4]) {
         let (lo, hi) = bounds(_mm_set_ps(c[3], c[2], c[1], c[0]), _mm_set1_ps(r));
         (values(lo), values(hi))
+    }
+
+    /// [`sphere_box`] where every bound lies within `max` of zero and
+    /// `r >= 0`, else `None` (NaN and infinite input included).
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    pub(super) fn sphere_box_within(c: [f32; 4], r: f32, max: f32) -> Option<([f32; 4], [f32; 4])> {
+        let (lo, hi) = bounds(_mm_set_ps(c[3], c[2], c[1], c[0]), _mm_set1_ps(r));
+        let abs = _mm_castsi128_ps(_mm_set1_epi32(0x7FFF_FFFF));
+        let max = _mm_set1_ps(max);
+        // (A NaN fails both compares.)
+        let within = _mm_and_ps(
+            _mm_cmple_ps(_mm_and_ps(lo, abs), max),
+            _mm_cmple_ps(_mm_and_ps(hi, abs), max),
+        );
+        (_mm_movemask_ps(within) == 0xF && r >= 0.0).then(|| (values(lo), values(hi)))
     }
 
     /// The bounds on one axis of four spheres' boxes, centres `c` and
@@ -308,6 +325,34 @@ impl<V: Vector> Sphere<V> {
         }
         #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
         self.aabb_scalar()
+    }
+
+    /// The box ([`Sphere::checked_aabb`]) where the sphere is well
+    /// formed and every bound lies within `max` of zero; `None`
+    /// otherwise (then the checks one at a time say why). An update
+    /// checks every moved sphere: this is its one pass.
+    #[inline]
+    pub(crate) fn aabb_within(&self, max: f32) -> Option<Aabb<V>> {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        {
+            let mut c = [0f32; 4];
+            for (i, v) in c.iter_mut().enumerate().take(V::DIM) {
+                *v = self.center.get(i);
+            }
+            // SAFETY: the build enables SSE2 (the `cfg` above), which every
+            // x86-64 processor has.
+            let (lo, hi) = unsafe { lanes::sphere_box_within(c, self.radius, max) }?;
+            let (mut min, mut max) = (V::ZERO, V::ZERO);
+            for i in 0..V::DIM {
+                min = min.with(i, lo[i]);
+                max = max.with(i, hi[i]);
+            }
+            Some(Aabb { min, max })
+        }
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+        self.checked_aabb()
+            .ok()
+            .filter(|b| b.min.abs().max(b.max.abs()).max_element() <= max)
     }
 
     /// [`Sphere::aabb`] one coordinate at a time.
