@@ -491,7 +491,20 @@ mod tests {
             1.5,
             -7.25,
         ];
-        let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        // Each shape's box against the batch's lanes.
+        fn check<V: crate::Vector>(shapes: &[Shape<V>; BATCH]) -> usize {
+            let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+            let (mut lo, mut hi) = ([[0f32; BATCH]; 3], [[0f32; BATCH]; 3]);
+            boxes_of(shapes, &mut lo, &mut hi);
+            for (j, s) in shapes.iter().enumerate() {
+                let b = s.aabb();
+                for a in 0..V::DIM {
+                    assert!(same(lo[a][j], b.min.get(a)), "{s:?}: min {a}");
+                    assert!(same(hi[a][j], b.max.get(a)), "{s:?}: max {a}");
+                }
+            }
+            BATCH
+        }
         let mut checked = 0;
         for start in 0..values.len() {
             let shape3 = |j: usize| {
@@ -511,18 +524,8 @@ mod tests {
                     })
                 }
             };
-            let shapes: [Shape<Vec3>; BATCH] = core::array::from_fn(shape3);
-            let (mut lo, mut hi) = ([[0f32; BATCH]; 3], [[0f32; BATCH]; 3]);
-            boxes_of(&shapes, &mut lo, &mut hi);
-            for (j, s) in shapes.iter().enumerate() {
-                let b = s.aabb();
-                for a in 0..3 {
-                    assert!(same(lo[a][j], b.min[a]), "{s:?}: min {a}");
-                    assert!(same(hi[a][j], b.max[a]), "{s:?}: max {a}");
-                }
-                checked += 1;
-            }
-            let shapes: [Shape<Vec2>; BATCH] = core::array::from_fn(|j| match shape3(j) {
+            checked += check::<Vec3>(&core::array::from_fn(shape3));
+            checked += check::<Vec2>(&core::array::from_fn(|j| match shape3(j) {
                 Shape::Box(b) => Shape::Box(Aabb {
                     min: b.min.truncate(),
                     max: b.max.truncate(),
@@ -531,17 +534,9 @@ mod tests {
                     center: s.center.truncate(),
                     radius: s.radius,
                 }),
-            });
-            boxes_of(&shapes, &mut lo, &mut hi);
-            for (j, s) in shapes.iter().enumerate() {
-                let b = s.aabb();
-                for a in 0..2 {
-                    assert!(same(lo[a][j], b.min[a]), "{s:?}: min {a}");
-                    assert!(same(hi[a][j], b.max[a]), "{s:?}: max {a}");
-                }
-            }
+            }));
         }
-        assert!(checked >= 80, "{checked} shapes");
+        assert!(checked >= 160, "{checked} shapes");
     }
 
     /// The branch-free step is the standard library's `next_up` and

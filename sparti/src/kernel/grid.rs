@@ -1871,7 +1871,7 @@ impl<V: Vector, T> super::PairTasks<V, T> for Job<'_, V, T> {
 
 #[cfg(test)]
 mod tests {
-    use super::Kind;
+    use super::{Kind, coords, floor};
     use crate::kernel::Family;
     use crate::{
         Aabb, Counters, Filter, Handle, LayerMatrix, LooseOrthtree, ObjectDesc, Ray, Shape,
@@ -2173,8 +2173,32 @@ mod tests {
             t.validate().expect("a valid tree and grid");
             assert_eq!(refits(&t), k as u64 + 1, "small moves are followed");
         }
-        // The objects out of their cells: within the limit.
-        let (movers, most) = t.core().grid.with_current(|g| (g.movers, g.max_movers()));
+        // The objects out of their cells: within the limit, and as many
+        // as a count one object at a time finds (the cell of each
+        // position against the cell of its centre, as the sort computes
+        // it).
+        let (movers, most, counted) = t.core().grid.with_current(|g| {
+            let counted = (0..g.n)
+                .filter(|&p| {
+                    let c = g.cell_at(p);
+                    let lv = g
+                        .levels
+                        .iter()
+                        .find(|l| (c as u64) < u64::from(l.base) + l.cells())
+                        .expect("a level holds the cell");
+                    let own = coords(lv, c);
+                    (0..V::DIM).any(|a| {
+                        let u0 = (g.lo[a][p] - g.origin[a]) * lv.inv;
+                        let u1 = (g.hi[a][p] - g.origin[a]) * lv.inv;
+                        let top = (lv.dims[a] - 1) as f32;
+                        floor(((u0 + u1) * 0.5).max(0.0).min(top)) != own[a]
+                    })
+                })
+                .count() as u64;
+            (g.movers, g.max_movers(), counted)
+        });
+        assert_eq!(movers, counted, "the objects out of their cells");
+        assert!(movers > 0, "some objects left their cells");
         assert!(
             movers <= most,
             "{movers} objects out of their cells, at most {most}"
