@@ -139,6 +139,13 @@ pub(crate) fn within_limits<V: Vector>(b: &Aabb<V>) -> bool {
 // sparti-bench's pairs3d at 10k was 10% slower.
 #[inline(always)]
 pub(crate) fn checked_aabb<V: Vector>(shape: &Shape<V>) -> Result<Aabb<V>, Error> {
+    // A sphere within the limits in one pass; the checks one at a time
+    // say what is wrong with any other.
+    if let Shape::Sphere(s) = shape
+        && let Some(b) = s.aabb_within(MAX_COORDINATE)
+    {
+        return Ok(b);
+    }
     let b = shape.checked_aabb()?;
     if within_limits(&b) {
         Ok(b)

@@ -69,6 +69,30 @@ const SKIP_AT_1M_NS: f64 = 4_000.0;
 /// Largest N for the brute force.
 const BRUTE_MAX: usize = 10_000;
 
+/// Rounds of a dynamic measurement: the implementations take turns, each
+/// running its share of the timed frames in every round (see [`dynamic`]).
+const ROUNDS: usize = 5;
+
+/// One implementation under measurement: its state, its own copy of the
+/// scene, and what its timed frames gave.
+struct Running<V: Vector> {
+    name: &'static str,
+    is_sparti: bool,
+    imp: Box<dyn Dynamic<V>>,
+    scene: scene::Scene<V>,
+    samples: Vec<f64>,
+    counts: Vec<usize>,
+    out: Vec<(u32, u32)>,
+}
+
+/// Times every implementation on the moving scene at each N. The
+/// implementations take turns: in each of [`ROUNDS`] rounds, each runs one
+/// untimed frame (its caches warm again after the others ran) and then
+/// its share of the timed frames, every one on its own copy of the scene,
+/// which moves the same way for all. A burst of load from elsewhere on a
+/// shared machine, which lasts seconds, then falls on every
+/// implementation's frames alike instead of on one implementation's whole
+/// measurement, and the ratios hold up better from run to run.
 fn dynamic<V: Dim>(workload: &str, plan: &Plan, rep: &mut Report, impls: &[DynImpl<V>]) {
     let mut last_median: std::collections::HashMap<&str, f64> = Default::default();
     for &n in &plan.sizes {
@@ -79,8 +103,7 @@ fn dynamic<V: Dim>(workload: &str, plan: &Plan, rep: &mut Report, impls: &[DynIm
             plan.frames
         };
         let warm_up = if big { 3 } else { plan.warm_up };
-        // (name, per-frame pair counts, last frame's sorted pairs)
-        let mut reference: Option<Reference> = None;
+        let mut running = Vec::new();
         for (name, is_sparti, make) in impls {
             let (name, is_sparti) = (*name, *is_sparti);
             if name == "BruteForce" && n > BRUTE_MAX {
@@ -101,15 +124,44 @@ fn dynamic<V: Dim>(workload: &str, plan: &Plan, rep: &mut Report, impls: &[DynIm
                 scene.step();
                 imp.frame(&scene, &mut out);
             }
-            let mut samples = Vec::with_capacity(frames);
-            let mut counts = Vec::with_capacity(frames);
-            for _ in 0..frames {
-                scene.step();
-                let t = Instant::now();
-                imp.frame(&scene, &mut out);
-                samples.push(t.elapsed().as_nanos() as f64 / n as f64);
-                counts.push(out.len());
+            running.push(Running {
+                name,
+                is_sparti,
+                imp,
+                scene,
+                samples: Vec::with_capacity(frames),
+                counts: Vec::with_capacity(frames),
+                out,
+            });
+        }
+        let rounds = ROUNDS.min(frames).max(1);
+        for round in 0..rounds {
+            // This round's share of the timed frames.
+            let share = frames * (round + 1) / rounds - frames * round / rounds;
+            for r in &mut running {
+                r.scene.step();
+                r.imp.frame(&r.scene, &mut r.out);
+                for _ in 0..share {
+                    r.scene.step();
+                    let t = Instant::now();
+                    r.imp.frame(&r.scene, &mut r.out);
+                    r.samples.push(t.elapsed().as_nanos() as f64 / n as f64);
+                    r.counts.push(r.out.len());
+                }
             }
+        }
+        // (name, per-frame pair counts, last frame's sorted pairs)
+        let mut reference: Option<Reference> = None;
+        for r in running {
+            let Running {
+                name,
+                is_sparti,
+                imp,
+                samples,
+                counts,
+                mut out,
+                ..
+            } = r;
             drop(imp);
             out.sort_unstable();
             let m = median(&samples);

@@ -19,4 +19,5 @@ pub use ray::{Ray, RayIntersection};
 pub use region::{Overlap, Region};
 pub use shape::{ContactPoint, Shape};
 pub use sphere::Sphere;
+pub(crate) use sphere::{BATCH, boxes_of};
 pub use vector::Vector;

@@ -29,15 +29,100 @@ fn step(x: f32, go: bool, up: bool) -> f32 {
     f32::from_bits(if go && x.is_finite() { moved } else { b })
 }
 
+/// Shapes whose boxes [`boxes_of`] computes together.
+pub(crate) const BATCH: usize = 8;
+
+/// The boxes of a batch of shapes, lane `j` (of each axis's array) the
+/// box of `shapes[j]`, with the bits of [`Shape::aabb`](super::Shape::aabb)
+/// for each: the spheres' boxes computed together, lane by lane, by the
+/// operations of [`Sphere::aabb`]'s scalar form, written without a
+/// branch so that the compiler keeps the lanes in SIMD registers (a
+/// grid's refit takes a batch of objects at a time). Axes past `V::DIM`
+/// are left as they are.
+#[inline]
+#[allow(clippy::needless_range_loop)] // the axes index several arrays
+pub(crate) fn boxes_of<V: Vector>(
+    shapes: &[super::Shape<V>; BATCH],
+    lo: &mut [[f32; BATCH]; 3],
+    hi: &mut [[f32; BATCH]; 3],
+) {
+    let mut c = [[0f32; BATCH]; 3];
+    let mut r = [0f32; BATCH];
+    let mut is_box = [false; BATCH];
+    for (j, s) in shapes.iter().enumerate() {
+        match s {
+            super::Shape::Sphere(s) => {
+                for a in 0..V::DIM {
+                    c[a][j] = s.center.get(a);
+                }
+                r[j] = s.radius;
+            }
+            super::Shape::Box(b) => {
+                for a in 0..V::DIM {
+                    lo[a][j] = b.min.get(a);
+                    hi[a][j] = b.max.get(a);
+                }
+                is_box[j] = true;
+            }
+        }
+    }
+    let any_box = is_box.iter().any(|&b| b);
+    let (mut l, mut u) = ([0f32; BATCH], [0f32; BATCH]);
+    for a in 0..V::DIM {
+        for (((c, r), l), u) in c[a]
+            .as_chunks::<4>()
+            .0
+            .iter()
+            .zip(r.as_chunks::<4>().0)
+            .zip(l.as_chunks_mut::<4>().0)
+            .zip(u.as_chunks_mut::<4>().0)
+        {
+            lanes4(c, r, l, u);
+        }
+        if any_box {
+            for j in 0..BATCH {
+                if !is_box[j] {
+                    (lo[a][j], hi[a][j]) = (l[j], u[j]);
+                }
+            }
+        } else {
+            (lo[a], hi[a]) = (l, u);
+        }
+    }
+}
+
+/// The sphere boxes' bounds on one axis of four spheres, centres `c` and
+/// radii `r`, into `lo` and `hi`: on the lanes of an SSE register where
+/// there is one.
+#[inline(always)]
+fn lanes4(c: &[f32; 4], r: &[f32; 4], lo: &mut [f32; 4], hi: &mut [f32; 4]) {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        // SAFETY: the build enables SSE2 (the `cfg` above), which every
+        // x86-64 processor has.
+        unsafe { lanes::spheres_box(c, r, lo, hi) }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    for i in 0..4 {
+        let b = Sphere::<glam::Vec2> {
+            center: glam::Vec2::splat(c[i]),
+            radius: r[i],
+        }
+        .aabb_scalar();
+        (lo[i], hi[i]) = (b.min.x, b.max.x);
+    }
+}
+
 /// [`Sphere::aabb`] on the four lanes of an SSE register (SSE2 is part of
 /// every x86-64 processor): the same operations, so the same bits.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod lanes {
     use std::arch::x86_64::{
-        __m128, __m128i, _mm_add_epi32, _mm_add_ps, _mm_and_si128, _mm_andnot_si128,
-        _mm_castps_si128, _mm_castsi128_ps, _mm_cmpeq_epi32, _mm_cmpgt_ps, _mm_cmplt_ps,
-        _mm_cvtss_f32, _mm_or_si128, _mm_set_ps, _mm_set1_epi32, _mm_set1_ps, _mm_setzero_ps,
-        _mm_shuffle_ps, _mm_srai_epi32, _mm_sub_epi32, _mm_sub_ps,
+        __m128, __m128i, _mm_add_epi32, _mm_add_ps, _mm_and_ps, _mm_and_si128, _mm_andnot_si128,
+        _mm_castps_si128, _mm_castsi128_ps, _mm_cmpeq_epi32, _mm_cmpgt_ps, _mm_cmple_ps,
+        _mm_cmplt_ps, _mm_cvtss_f32, _mm_loadu_ps, _mm_movemask_ps, _mm_or_si128, _mm_set_ps,
+        _mm_set1_epi32, _mm_set1_ps, _mm_setzero_ps, _mm_shuffle_ps, _mm_srai_epi32, _mm_storeu_ps,
+        _mm_sub_epi32, _mm_sub_ps,
     };
 
     /// `mask ? a : b`, lane by lane.
@@ -83,8 +168,45 @@ mod lanes {
     #[inline]
     #[target_feature(enable = "sse2")]
     pub(super) fn sphere_box(c: [f32; 4], r: f32) -> ([f32; 4], [f32; 4]) {
-        let c = _mm_set_ps(c[3], c[2], c[1], c[0]);
-        let r = _mm_set1_ps(r);
+        let (lo, hi) = bounds(_mm_set_ps(c[3], c[2], c[1], c[0]), _mm_set1_ps(r));
+        (values(lo), values(hi))
+    }
+
+    /// [`sphere_box`] where every bound lies within `max` of zero and
+    /// `r >= 0`, else `None` (NaN and infinite input included).
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    pub(super) fn sphere_box_within(c: [f32; 4], r: f32, max: f32) -> Option<([f32; 4], [f32; 4])> {
+        let (lo, hi) = bounds(_mm_set_ps(c[3], c[2], c[1], c[0]), _mm_set1_ps(r));
+        let abs = _mm_castsi128_ps(_mm_set1_epi32(0x7FFF_FFFF));
+        let max = _mm_set1_ps(max);
+        // (A NaN fails both compares.)
+        let within = _mm_and_ps(
+            _mm_cmple_ps(_mm_and_ps(lo, abs), max),
+            _mm_cmple_ps(_mm_and_ps(hi, abs), max),
+        );
+        (_mm_movemask_ps(within) == 0xF && r >= 0.0).then(|| (values(lo), values(hi)))
+    }
+
+    /// The bounds on one axis of four spheres' boxes, centres `c` and
+    /// radii `r`, lane by lane, into `lo` and `hi`.
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    pub(super) fn spheres_box(c: &[f32; 4], r: &[f32; 4], lo: &mut [f32; 4], hi: &mut [f32; 4]) {
+        // SAFETY: each array holds the four values read or written
+        // (unaligned loads and stores).
+        unsafe {
+            let (l, h) = bounds(_mm_loadu_ps(c.as_ptr()), _mm_loadu_ps(r.as_ptr()));
+            _mm_storeu_ps(lo.as_mut_ptr(), l);
+            _mm_storeu_ps(hi.as_mut_ptr(), h);
+        }
+    }
+
+    /// The sphere box's bounds, lane by lane, of centres `c` and radii
+    /// `r`.
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn bounds(c: __m128, r: __m128) -> (__m128, __m128) {
         let zero = _mm_setzero_ps();
         let (min, max) = (_mm_sub_ps(c, r), _mm_add_ps(c, r));
         // TwoSum, as the scalar form.
@@ -97,7 +219,7 @@ mod lanes {
         let e_max = _mm_add_ps(_mm_sub_ps(c, _mm_sub_ps(max, u)), _mm_sub_ps(r, u));
         let lo = step(min, _mm_cmplt_ps(e_min, zero), false);
         let hi = step(max, _mm_cmpgt_ps(e_max, zero), true);
-        (values(lo), values(hi))
+        (lo, hi)
     }
 
     /// The four lanes of `x` (without glam's conversion, which a build
@@ -203,6 +325,34 @@ impl<V: Vector> Sphere<V> {
         }
         #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
         self.aabb_scalar()
+    }
+
+    /// The box ([`Sphere::checked_aabb`]) where the sphere is well
+    /// formed and every bound lies within `max` of zero; `None`
+    /// otherwise (then the checks one at a time say why). An update
+    /// checks every moved sphere: this is its one pass.
+    #[inline]
+    pub(crate) fn aabb_within(&self, max: f32) -> Option<Aabb<V>> {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        {
+            let mut c = [0f32; 4];
+            for (i, v) in c.iter_mut().enumerate().take(V::DIM) {
+                *v = self.center.get(i);
+            }
+            // SAFETY: the build enables SSE2 (the `cfg` above), which every
+            // x86-64 processor has.
+            let (lo, hi) = unsafe { lanes::sphere_box_within(c, self.radius, max) }?;
+            let (mut min, mut max) = (V::ZERO, V::ZERO);
+            for i in 0..V::DIM {
+                min = min.with(i, lo[i]);
+                max = max.with(i, hi[i]);
+            }
+            Some(Aabb { min, max })
+        }
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+        self.checked_aabb()
+            .ok()
+            .filter(|b| b.min.abs().max(b.max.abs()).max_element() <= max)
     }
 
     /// [`Sphere::aabb`] one coordinate at a time.
@@ -320,6 +470,73 @@ mod tests {
             }
         }
         assert!(checked > 200, "{checked} spheres");
+    }
+
+    /// A batch's boxes are each shape's own box: spheres of every
+    /// magnitude and sign (as above) mixed with boxes, in 3D and 2D.
+    #[test]
+    fn a_batch_has_each_shapes_box() {
+        use super::{BATCH, boxes_of};
+        use crate::{Aabb, Shape};
+        let values = [
+            0.0f32,
+            -0.0,
+            f32::from_bits(1),
+            1e-30,
+            0.1,
+            -3.0,
+            16_777_217.0,
+            -1e30,
+            f32::MAX,
+            1.5,
+            -7.25,
+        ];
+        // Each shape's box against the batch's lanes.
+        fn check<V: crate::Vector>(shapes: &[Shape<V>; BATCH]) -> usize {
+            let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+            let (mut lo, mut hi) = ([[0f32; BATCH]; 3], [[0f32; BATCH]; 3]);
+            boxes_of(shapes, &mut lo, &mut hi);
+            for (j, s) in shapes.iter().enumerate() {
+                let b = s.aabb();
+                for a in 0..V::DIM {
+                    assert!(same(lo[a][j], b.min.get(a)), "{s:?}: min {a}");
+                    assert!(same(hi[a][j], b.max.get(a)), "{s:?}: max {a}");
+                }
+            }
+            BATCH
+        }
+        let mut checked = 0;
+        for start in 0..values.len() {
+            let shape3 = |j: usize| {
+                let (c, r) = (
+                    values[(start + j) % values.len()],
+                    values[(start + 3 * j) % values.len()],
+                );
+                if (start + j).is_multiple_of(3) {
+                    Shape::Box(Aabb {
+                        min: Vec3::new(c, r, -1.0),
+                        max: Vec3::new(c + 1.0, r + 2.0, 0.0),
+                    })
+                } else {
+                    Shape::Sphere(Sphere {
+                        center: Vec3::new(c, -c, r),
+                        radius: r.abs(),
+                    })
+                }
+            };
+            checked += check::<Vec3>(&core::array::from_fn(shape3));
+            checked += check::<Vec2>(&core::array::from_fn(|j| match shape3(j) {
+                Shape::Box(b) => Shape::Box(Aabb {
+                    min: b.min.truncate(),
+                    max: b.max.truncate(),
+                }),
+                Shape::Sphere(s) => Shape::Sphere(Sphere {
+                    center: s.center.truncate(),
+                    radius: s.radius,
+                }),
+            }));
+        }
+        assert!(checked >= 160, "{checked} shapes");
     }
 
     /// The branch-free step is the standard library's `next_up` and

@@ -1337,12 +1337,12 @@ fn follow<'a, V: Vector, T>(
     grid::Follow {
         epoch: store.epoch(),
         filed: store.len() - pending.len(),
-        // The box as the lists hold it: the shape's (a list entry's box
-        // is always its object's, `validate` checks it).
+        // The shape, whose box the lists hold (a list entry's box is
+        // always its object's, `validate` checks it).
         locate: move |slot| {
             let s = store.get_slot(slot)?;
             let o = s.get().filter(|_| s.node != NONE)?;
-            Some((o.aabb(), o.is_static))
+            Some((o.shape, o.is_static))
         },
         prefetch: move |slot| store.prefetch_slot(slot),
     }

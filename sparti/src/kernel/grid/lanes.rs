@@ -129,6 +129,7 @@ impl Kind {
     /// Whether the form runs the 8-wide compares (AVX2, which AVX-512F
     /// includes).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub fn is_wide(self) -> bool {
         self != Kind::Lanes4
     }
@@ -136,6 +137,7 @@ impl Kind {
     /// Every form this processor runs, narrowest first (for the tests).
     #[cfg(test)]
     pub fn available() -> Vec<Kind> {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
         let mut v = vec![Kind::Lanes4];
         #[cfg(target_arch = "x86_64")]
         {
