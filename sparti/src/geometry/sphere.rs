@@ -34,11 +34,10 @@ pub(crate) const BATCH: usize = 8;
 
 /// The boxes of a batch of shapes, lane `j` (of each axis's array) the
 /// box of `shapes[j]`, with the bits of [`Shape::aabb`](super::Shape::aabb)
-/// for each: the spheres' boxes computed together, lane by lane, by the
-/// operations of [`Sphere::aabb`]'s scalar form, written without a
-/// branch so that the compiler keeps the lanes in SIMD registers (a
-/// grid's refit takes a batch of objects at a time). Axes past `V::DIM`
-/// are left as they are.
+/// for each: the spheres' boxes computed together, axis by axis, four
+/// spheres to an SSE register (the operations of [`Sphere::aabb`], so
+/// the same bits; a grid's refit takes a batch of objects at a time).
+/// Axes past `V::DIM` are left as they are.
 #[inline]
 #[allow(clippy::needless_range_loop)] // the axes index several arrays
 pub(crate) fn boxes_of<V: Vector>(
@@ -470,6 +469,90 @@ mod tests {
             }
         }
         assert!(checked > 200, "{checked} spheres");
+    }
+
+    /// The one-pass box and checks of a move give the box where the
+    /// checks one at a time and the coordinate limit pass, and nothing
+    /// where any fails: centres and radii of every magnitude and sign
+    /// (negative radii, NaN and infinities included), around the limit
+    /// too. Run under Miri in CI (fewer samples there).
+    #[test]
+    fn the_one_pass_box_is_the_checked_box_within_the_limit() {
+        let limit = crate::MAX_COORDINATE;
+        let mut values = vec![
+            0.0f32,
+            -0.0,
+            f32::from_bits(1),
+            1e-30,
+            0.5,
+            -3.0,
+            16_777_217.0,
+            limit,
+            -limit,
+            limit * 0.5,
+            limit * 2.0,
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+        ];
+        let step_by = if cfg!(miri) {
+            (1 << 28) + 5
+        } else {
+            (1 << 23) + 5
+        };
+        values.extend((0..=u32::MAX).step_by(step_by).map(f32::from_bits));
+        let mut checked = (0, 0);
+        for (k, &c) in values.iter().enumerate() {
+            for (m, &r) in values
+                .iter()
+                .enumerate()
+                .step_by(if cfg!(miri) { 5 } else { 1 })
+            {
+                let other = values[(k * 5 + m * 3) % values.len()];
+                let want3 = |s: &Sphere<Vec3>| {
+                    s.checked_aabb()
+                        .ok()
+                        .filter(|b| b.min.abs().max(b.max.abs()).max_element() <= limit)
+                };
+                let s3 = Sphere::<Vec3> {
+                    center: Vec3::new(c, other, -c),
+                    radius: r,
+                };
+                let (have, want) = (s3.aabb_within(limit), want3(&s3));
+                assert_eq!(have.is_some(), want.is_some(), "{s3:?}");
+                if let (Some(a), Some(b)) = (have, want) {
+                    assert_eq!(
+                        (
+                            a.min.to_array().map(f32::to_bits),
+                            a.max.to_array().map(f32::to_bits)
+                        ),
+                        (
+                            b.min.to_array().map(f32::to_bits),
+                            b.max.to_array().map(f32::to_bits)
+                        ),
+                        "{s3:?}"
+                    );
+                    checked.0 += 1;
+                } else {
+                    checked.1 += 1;
+                }
+                let s2 = Sphere::<Vec2> {
+                    center: Vec2::new(other, c),
+                    radius: r,
+                };
+                let want2 = s2
+                    .checked_aabb()
+                    .ok()
+                    .filter(|b| b.min.abs().max(b.max.abs()).max_element() <= limit);
+                assert_eq!(s2.aabb_within(limit), want2, "{s2:?}");
+            }
+        }
+        assert!(
+            checked.0 > 50 && checked.1 > 50,
+            "both outcomes: {checked:?}"
+        );
     }
 
     /// A batch's boxes are each shape's own box: spheres of every
