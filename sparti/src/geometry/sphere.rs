@@ -549,8 +549,10 @@ mod tests {
                 assert_eq!(s2.aabb_within(limit), want2, "{s2:?}");
             }
         }
+        // (Fewer samples under Miri: 30 boxes and 194 refusals there.)
+        let least = if cfg!(miri) { 20 } else { 50 };
         assert!(
-            checked.0 > 50 && checked.1 > 50,
+            checked.0 > least && checked.1 > least,
             "both outcomes: {checked:?}"
         );
     }
