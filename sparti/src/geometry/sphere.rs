@@ -406,6 +406,48 @@ mod tests {
     use super::{Sphere, step};
     use glam::{Vec2, Vec3};
 
+    /// Finite values of every magnitude and sign that the sphere box
+    /// tests sample (zeros, the smallest subnormal and normal, tiny,
+    /// ordinary, `2^24 + 1` where float spacing passes 1, huge, the
+    /// extremes).
+    const SPECIALS: [f32; 11] = [
+        0.0,
+        -0.0,
+        f32::from_bits(1),
+        -f32::MIN_POSITIVE,
+        1e-30,
+        0.1,
+        -3.0,
+        16_777_217.0,
+        -1e30,
+        f32::MAX,
+        f32::MIN,
+    ];
+
+    /// Calls `f(c, r, other)` for samples of centre `c` and radius `r`:
+    /// every pair of `specials` and a sweep of float bit patterns (every
+    /// `step`-th, `miri_step`-th under Miri, where only every `p`-th
+    /// radius is taken), and a third value `other` from the same list.
+    fn each_sample(
+        specials: &[f32],
+        (step, miri_step): (usize, usize),
+        p: usize,
+        mut f: impl FnMut(f32, f32, f32),
+    ) {
+        let mut values = specials.to_vec();
+        let step = if cfg!(miri) { miri_step } else { step };
+        values.extend((0..=u32::MAX).step_by(step).map(f32::from_bits));
+        for (k, &c) in values.iter().enumerate() {
+            for (m, &r) in values
+                .iter()
+                .enumerate()
+                .step_by(if cfg!(miri) { p } else { 1 })
+            {
+                f(c, r, values[(k * p + m * 3) % values.len()]);
+            }
+        }
+    }
+
     /// The sphere's box on the SSE lanes has the scalar form's bits:
     /// centres and radii of every magnitude and sign (zeros, subnormals,
     /// the largest floats, where `c -+ r` overflows), radii below the
@@ -414,39 +456,16 @@ mod tests {
     /// 2D. Run under Miri in CI (fewer samples there).
     #[test]
     fn the_lanes_box_is_the_scalar_box() {
-        let mut values = vec![
-            0.0f32,
-            -0.0,
-            f32::from_bits(1),
-            -f32::MIN_POSITIVE,
-            1e-30,
-            0.1,
-            1.0,
-            -3.0,
-            1e7,
-            16_777_217.0,
-            -1e30,
-            f32::MAX,
-            f32::MIN,
-            f32::INFINITY,
-            f32::NAN,
-        ];
-        let step_by = if cfg!(miri) {
-            (1 << 27) + 7
-        } else {
-            (1 << 22) + 7
-        };
-        values.extend((0..=u32::MAX).step_by(step_by).map(f32::from_bits));
+        let mut specials = SPECIALS.to_vec();
+        specials.extend([1.0, 1e7, f32::INFINITY, f32::NAN]);
         let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
         let mut checked = 0;
-        for (k, &c) in values.iter().enumerate() {
-            for (m, &r) in values
-                .iter()
-                .enumerate()
-                .step_by(if cfg!(miri) { 7 } else { 1 })
-            {
+        each_sample(
+            &specials,
+            ((1 << 22) + 7, (1 << 27) + 7),
+            7,
+            |c, r, other| {
                 let r = r.abs();
-                let other = values[(k * 7 + m * 3) % values.len()];
                 let s3 = Sphere::<Vec3> {
                     center: Vec3::new(c, other, -c),
                     radius: r,
@@ -466,8 +485,8 @@ mod tests {
                     assert!(same(a.max[i], b.max[i]), "{s2:?}: max {i}");
                 }
                 checked += 1;
-            }
-        }
+            },
+        );
         assert!(checked > 200, "{checked} spheres");
     }
 
@@ -479,48 +498,34 @@ mod tests {
     #[test]
     fn the_one_pass_box_is_the_checked_box_within_the_limit() {
         let limit = crate::MAX_COORDINATE;
-        let mut values = vec![
-            0.0f32,
-            -0.0,
-            f32::from_bits(1),
-            1e-30,
+        let mut specials = SPECIALS.to_vec();
+        specials.extend([
             0.5,
-            -3.0,
-            16_777_217.0,
             limit,
             -limit,
             limit * 0.5,
             limit * 2.0,
-            f32::MAX,
-            f32::MIN,
             f32::INFINITY,
             f32::NEG_INFINITY,
             f32::NAN,
-        ];
-        let step_by = if cfg!(miri) {
-            (1 << 28) + 5
-        } else {
-            (1 << 23) + 5
-        };
-        values.extend((0..=u32::MAX).step_by(step_by).map(f32::from_bits));
+        ]);
+        // The checks one at a time, then the limit.
+        fn checked_within<V: crate::Vector>(s: &Sphere<V>, limit: f32) -> Option<crate::Aabb<V>> {
+            s.checked_aabb()
+                .ok()
+                .filter(|b| b.min.abs().max(b.max.abs()).max_element() <= limit)
+        }
         let mut checked = (0, 0);
-        for (k, &c) in values.iter().enumerate() {
-            for (m, &r) in values
-                .iter()
-                .enumerate()
-                .step_by(if cfg!(miri) { 5 } else { 1 })
-            {
-                let other = values[(k * 5 + m * 3) % values.len()];
-                let want3 = |s: &Sphere<Vec3>| {
-                    s.checked_aabb()
-                        .ok()
-                        .filter(|b| b.min.abs().max(b.max.abs()).max_element() <= limit)
-                };
+        each_sample(
+            &specials,
+            ((1 << 23) + 5, (1 << 28) + 5),
+            5,
+            |c, r, other| {
                 let s3 = Sphere::<Vec3> {
                     center: Vec3::new(c, other, -c),
                     radius: r,
                 };
-                let (have, want) = (s3.aabb_within(limit), want3(&s3));
+                let (have, want) = (s3.aabb_within(limit), checked_within(&s3, limit));
                 assert_eq!(have.is_some(), want.is_some(), "{s3:?}");
                 if let (Some(a), Some(b)) = (have, want) {
                     assert_eq!(
@@ -542,14 +547,10 @@ mod tests {
                     center: Vec2::new(other, c),
                     radius: r,
                 };
-                let want2 = s2
-                    .checked_aabb()
-                    .ok()
-                    .filter(|b| b.min.abs().max(b.max.abs()).max_element() <= limit);
-                assert_eq!(s2.aabb_within(limit), want2, "{s2:?}");
-            }
-        }
-        // (Fewer samples under Miri: 30 boxes and 194 refusals there.)
+                assert_eq!(s2.aabb_within(limit), checked_within(&s2, limit), "{s2:?}");
+            },
+        );
+        // (Fewer samples under Miri: 38 boxes and 207 refusals there.)
         let least = if cfg!(miri) { 20 } else { 50 };
         assert!(
             checked.0 > least && checked.1 > least,
@@ -563,19 +564,7 @@ mod tests {
     fn a_batch_has_each_shapes_box() {
         use super::{BATCH, boxes_of};
         use crate::{Aabb, Shape};
-        let values = [
-            0.0f32,
-            -0.0,
-            f32::from_bits(1),
-            1e-30,
-            0.1,
-            -3.0,
-            16_777_217.0,
-            -1e30,
-            f32::MAX,
-            1.5,
-            -7.25,
-        ];
+        let values = SPECIALS;
         // Each shape's box against the batch's lanes.
         fn check<V: crate::Vector>(shapes: &[Shape<V>; BATCH]) -> usize {
             let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
