@@ -243,11 +243,17 @@ impl<V: Vector, T> Object<V, T> {
     /// and whose boxes are known to meet (the grid's pair search tests
     /// both on its copies of the same values): the layers and the exact
     /// shapes only, without reading the boxes again.
+    /// `matrix` is `None` for [`LayerMatrix::ALL`] (every layer meets
+    /// every layer: the matrix's rows are not read).
     #[inline(always)]
-    pub(crate) fn pairs_with_where_boxes_meet(&self, o: &Self, matrix: &LayerMatrix) -> bool {
+    pub(crate) fn pairs_with_where_boxes_meet(
+        &self,
+        o: &Self,
+        matrix: Option<&LayerMatrix>,
+    ) -> bool {
         (self.layer & o.mask != 0)
             & (o.layer & self.mask != 0)
-            & matrix.collides(self.layer, o.layer)
+            & matrix.is_none_or(|m| m.collides(self.layer, o.layer))
             & self.shape.intersects_where_boxes_meet(&o.shape)
     }
 }
@@ -1044,11 +1050,12 @@ pub(crate) fn report_found<V: Vector, T, F>(
 {
     let (oa, ob) = (store.obj(sa), store.obj(sb));
     let (ha, hb) = (store.handle(sa), store.handle(sb));
-    if ha < hb {
-        f(ha, hb, oa, ob);
-    } else {
-        f(hb, ha, ob, oa);
-    }
+    // One call with the two selected, not a branch on which comes first:
+    // in the grid's order that is a coin toss.
+    let swap = hb < ha;
+    let (h1, h2) = if swap { (hb, ha) } else { (ha, hb) };
+    let (o1, o2) = if swap { (ob, oa) } else { (oa, ob) };
+    f(h1, h2, o1, o2);
 }
 
 /// Reports the pair of two slots (whose boxes overlap) if the objects pair

@@ -1539,6 +1539,9 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         // slots are written over the hits already read, and counted.
         let mut found = 0;
         let mut tests = 0;
+        // The default matrix (every layer meets every layer) once here,
+        // not its rows at every test.
+        let matrix = (*self.matrix != LayerMatrix::ALL).then_some(self.matrix);
         for c in 0..cand.len() {
             let [i, j] = cand[c];
             let (i, j) = (i as usize, j as usize);
@@ -1549,7 +1552,7 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
             let hit = moving
                 & store
                     .obj(sa)
-                    .pairs_with_where_boxes_meet(store.obj(sb), self.matrix);
+                    .pairs_with_where_boxes_meet(store.obj(sb), matrix);
             tests += u64::from(moving);
             cand[found] = [sa, sb];
             found += usize::from(hit);
