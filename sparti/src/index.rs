@@ -1050,12 +1050,11 @@ pub(crate) fn report_found<V: Vector, T, F>(
 {
     let (oa, ob) = (store.obj(sa), store.obj(sb));
     let (ha, hb) = (store.handle(sa), store.handle(sb));
-    // One call with the two selected, not a branch on which comes first:
-    // in the grid's order that is a coin toss.
-    let swap = hb < ha;
-    let (h1, h2) = if swap { (hb, ha) } else { (ha, hb) };
-    let (o1, o2) = if swap { (ob, oa) } else { (oa, ob) };
-    f(h1, h2, o1, o2);
+    if ha < hb {
+        f(ha, hb, oa, ob);
+    } else {
+        f(hb, ha, ob, oa);
+    }
 }
 
 /// Reports the pair of two slots (whose boxes overlap) if the objects pair
