@@ -1477,6 +1477,17 @@ fn valid(b: usize, e: usize) -> u32 {
     }
 }
 
+/// [`valid`] for a step of sixteen positions from `b`; `b < e`.
+#[inline(always)]
+fn valid16(b: usize, e: usize) -> u32 {
+    let left = e - b;
+    if left >= 2 * LANES {
+        0xFFFF
+    } else {
+        (1u32 << left) - 1
+    }
+}
+
 /// The pair search over a built grid.
 pub(crate) struct Job<'a, V: Vector, T> {
     grid: &'a Grid,

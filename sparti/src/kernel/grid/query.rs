@@ -9,10 +9,10 @@
 //! box, then the exact one on the shape), so the grid selects exactly what
 //! the tree walk selects.
 
-#[cfg(target_arch = "x86_64")]
-use super::lanes::with_avx2;
 use super::lanes::{Slab, Test};
-use super::{Grid, Kind, LANES, Query};
+#[cfg(target_arch = "x86_64")]
+use super::lanes::{with_avx2, with_avx512};
+use super::{Grid, Kind, LANES, Query, valid16};
 use crate::geometry::{Aabb, Ray, Vector};
 
 /// How far a query's box is grown on each side, relative to its largest
@@ -87,7 +87,8 @@ impl Grid {
     /// whose box `test` selects.
     ///
     /// # Safety
-    /// With [`Kind::Avx2`], the processor must have AVX2.
+    /// With [`Kind::Avx2`], the processor must have AVX2; with
+    /// [`Kind::Avx512`], AVX-512F.
     #[inline(always)]
     unsafe fn test_rows(
         kind: Kind,
@@ -96,6 +97,26 @@ impl Grid {
         rows: &[(u32, u32)],
         f: &mut impl FnMut(usize),
     ) {
+        if kind == Kind::Avx512 {
+            // Sixteen boxes a step (most rows hold a few to a dozen: one
+            // step where eight a step took two, and one guess of the
+            // loop's end). `bx` is padded for them (`scan_level`).
+            for &(s, e) in rows {
+                let (s, e) = (s as usize, e as usize);
+                let mut b = s;
+                while b < e {
+                    // SAFETY: `kind` is AVX-512F only on a processor that
+                    // has it (this function's contract).
+                    let mut m = unsafe { bx.test16(kind, test, b) } & valid16(b, e);
+                    while m != 0 {
+                        f(b + m.trailing_zeros() as usize);
+                        m &= m - 1;
+                    }
+                    b += 2 * LANES;
+                }
+            }
+            return;
+        }
         for &(s, e) in rows {
             let (s, e) = (s as usize, e as usize);
             let mut b = s;
@@ -117,7 +138,8 @@ impl Grid {
     /// visited.
     ///
     /// # Safety
-    /// With [`Kind::Avx2`], the processor must have AVX2.
+    /// With [`Kind::Avx2`], the processor must have AVX2; with
+    /// [`Kind::Avx512`], AVX-512F.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     unsafe fn scan_level(
@@ -135,6 +157,12 @@ impl Grid {
         };
         let Some(bx) = self.boxes(d) else {
             return 0;
+        };
+        // (The grid's arrays hold sixteen empty boxes past the objects.)
+        let bx = if kind == Kind::Avx512 {
+            bx.padded16()
+        } else {
+            bx
         };
         let (dx, dy) = (t.dims[0], t.dims[1]);
         let mut rows = 0;
@@ -187,10 +215,16 @@ impl Grid {
         f: impl FnMut(usize),
     ) -> Option<u64> {
         #[cfg(target_arch = "x86_64")]
-        if Kind::best().is_wide() {
-            // SAFETY: `best` found AVX2 on this processor (AVX-512F
-            // includes it).
-            return unsafe { with_avx2(|| self.meeting_in(Kind::Avx2, bounds, f)) };
+        match Kind::best() {
+            Kind::Avx512 => {
+                // SAFETY: `best` found AVX-512F on this processor.
+                return unsafe { with_avx512(|| self.meeting_in(Kind::Avx512, bounds, f)) };
+            }
+            Kind::Avx2 => {
+                // SAFETY: `best` found AVX2 on this processor.
+                return unsafe { with_avx2(|| self.meeting_in(Kind::Avx2, bounds, f)) };
+            }
+            Kind::Lanes4 => {}
         }
         // SAFETY: the 4-wide form runs on every processor.
         unsafe { self.meeting_in(Kind::Lanes4, bounds, f) }
@@ -199,7 +233,8 @@ impl Grid {
     /// [`Grid::for_each_meeting`] with the chunk test `kind`.
     ///
     /// # Safety
-    /// With [`Kind::Avx2`], the processor must have AVX2.
+    /// With [`Kind::Avx2`], the processor must have AVX2; with
+    /// [`Kind::Avx512`], AVX-512F.
     #[inline(always)]
     unsafe fn meeting_in<V: Vector>(
         &self,
@@ -241,10 +276,20 @@ impl Grid {
         visit: impl FnMut(usize, f32) -> f32,
     ) -> u64 {
         #[cfg(target_arch = "x86_64")]
-        if Kind::best().is_wide() {
-            // SAFETY: `best` found AVX2 on this processor (AVX-512F
-            // includes it).
-            return unsafe { with_avx2(|| self.ray_walk_in(Kind::Avx2, ray, limit, touch, visit)) };
+        match Kind::best() {
+            Kind::Avx512 => {
+                // SAFETY: `best` found AVX-512F on this processor.
+                return unsafe {
+                    with_avx512(|| self.ray_walk_in(Kind::Avx512, ray, limit, touch, visit))
+                };
+            }
+            Kind::Avx2 => {
+                // SAFETY: `best` found AVX2 on this processor.
+                return unsafe {
+                    with_avx2(|| self.ray_walk_in(Kind::Avx2, ray, limit, touch, visit))
+                };
+            }
+            Kind::Lanes4 => {}
         }
         // SAFETY: the 4-wide form runs on every processor.
         unsafe { self.ray_walk_in(Kind::Lanes4, ray, limit, touch, visit) }
@@ -253,7 +298,8 @@ impl Grid {
     /// [`Grid::ray_walk`] with the chunk test `kind`.
     ///
     /// # Safety
-    /// With [`Kind::Avx2`], the processor must have AVX2.
+    /// With [`Kind::Avx2`], the processor must have AVX2; with
+    /// [`Kind::Avx512`], AVX-512F.
     #[inline(always)]
     unsafe fn ray_walk_in<V: Vector>(
         &self,
