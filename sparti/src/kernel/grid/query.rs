@@ -9,9 +9,9 @@
 //! box, then the exact one on the shape), so the grid selects exactly what
 //! the tree walk selects.
 
-use super::lanes::{Slab, Test};
 #[cfg(target_arch = "x86_64")]
-use super::lanes::{with_avx2, with_avx512};
+use super::lanes::with_avx2;
+use super::lanes::{Slab, Test};
 use super::{Grid, Kind, LANES, Query, valid16};
 use crate::geometry::{Aabb, Ray, Vector};
 
@@ -218,7 +218,7 @@ impl Grid {
         match Kind::best() {
             Kind::Avx512 => {
                 // SAFETY: `best` found AVX-512F on this processor.
-                return unsafe { with_avx512(|| self.meeting_in(Kind::Avx512, bounds, f)) };
+                return unsafe { self.meeting_avx512(bounds, f) };
             }
             Kind::Avx2 => {
                 // SAFETY: `best` found AVX2 on this processor.
@@ -228,6 +228,42 @@ impl Grid {
         }
         // SAFETY: the 4-wide form runs on every processor.
         unsafe { self.meeting_in(Kind::Lanes4, bounds, f) }
+    }
+
+    /// [`Grid::for_each_meeting`] with the 16-wide steps, compiled for
+    /// AVX-512F as a whole (through a closure, as [`with_avx2`] takes its
+    /// body, the 16-wide operations were not inlined: every one a call,
+    /// and rays five times slower).
+    ///
+    /// # Safety
+    /// The processor must have AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn meeting_avx512<V: Vector>(
+        &self,
+        bounds: &Aabb<V>,
+        f: impl FnMut(usize),
+    ) -> Option<u64> {
+        // SAFETY: this function's contract.
+        unsafe { self.meeting_in(Kind::Avx512, bounds, f) }
+    }
+
+    /// [`Grid::ray_walk`] with the 16-wide steps, compiled for AVX-512F
+    /// as a whole (see [`Grid::meeting_avx512`]).
+    ///
+    /// # Safety
+    /// The processor must have AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn ray_walk_avx512<V: Vector>(
+        &self,
+        ray: &Ray<V>,
+        limit: f32,
+        touch: impl Fn(usize),
+        visit: impl FnMut(usize, f32) -> f32,
+    ) -> u64 {
+        // SAFETY: this function's contract.
+        unsafe { self.ray_walk_in(Kind::Avx512, ray, limit, touch, visit) }
     }
 
     /// [`Grid::for_each_meeting`] with the chunk test `kind`.
@@ -279,9 +315,7 @@ impl Grid {
         match Kind::best() {
             Kind::Avx512 => {
                 // SAFETY: `best` found AVX-512F on this processor.
-                return unsafe {
-                    with_avx512(|| self.ray_walk_in(Kind::Avx512, ray, limit, touch, visit))
-                };
+                return unsafe { self.ray_walk_avx512(ray, limit, touch, visit) };
             }
             Kind::Avx2 => {
                 // SAFETY: `best` found AVX2 on this processor.
