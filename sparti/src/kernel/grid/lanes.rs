@@ -17,7 +17,8 @@
 //!   register and masked by the compares before it ([`Kind::Avx512`],
 //!   [`Boxes::mask16`]): six instructions for sixteen boxes in 3D where
 //!   AVX2 takes about thirty (compares, ands and the packing of two
-//!   masks into one).
+//!   masks into one). The grid's queries take sixteen boxes a step too
+//!   there, a ray's slab test included ([`Boxes::mask16_ray`]).
 //!
 //! Every form gives the same bits (closed, ordered compares: a NaN never
 //! meets), and the tests run the search through each this processor has,
@@ -291,7 +292,54 @@ impl<'a> Boxes<'a> {
         }
     }
 
-    /// [`Boxes::mask`], and of those boxes, with the 8-wide form, only
+    /// [`Boxes::test`] on the sixteen positions from `b`, as
+    /// `test(b) | test(b + 8) << 8` gives them: with [`Kind::Avx512`] and
+    /// arrays padded for sixteen-wide loads ([`Boxes::padded16`]), one
+    /// 16-wide test ([`Boxes::mask16`], [`Boxes::mask16_ray`]).
+    ///
+    /// # Safety
+    /// As [`Boxes::mask`].
+    #[inline(always)]
+    pub unsafe fn test16(&self, kind: Kind, test: &Test<'_>, b: usize) -> u32 {
+        // SAFETY: this function's contract.
+        unsafe {
+            match test {
+                Test::Boxes(q) => self.mask16(kind, q, b),
+                Test::Ray(q, ray, limit) => self.mask16_ray(kind, q, ray, limit.get(), b),
+            }
+        }
+    }
+
+    /// [`Boxes::mask_ray`] on the sixteen positions from `b`, as
+    /// `mask_ray(b) | mask_ray(b + 8) << 8` gives them: with
+    /// [`Kind::Avx512`] and arrays padded for it ([`Boxes::padded16`]),
+    /// the same operations on sixteen lanes at once (`slab16`).
+    ///
+    /// # Safety
+    /// As [`Boxes::mask`].
+    #[inline(always)]
+    pub unsafe fn mask16_ray(
+        &self,
+        kind: Kind,
+        q: &Query,
+        ray: &Slab,
+        limit: f32,
+        b: usize,
+    ) -> u32 {
+        #[cfg(target_arch = "x86_64")]
+        if kind == Kind::Avx512 && self.wide {
+            // SAFETY: the caller promises AVX-512F; the arrays hold
+            // sixteen values past `n` (`wide`).
+            return unsafe { self.slab16(q, ray, limit, b) };
+        }
+        // SAFETY: this function's contract.
+        unsafe {
+            self.mask_ray(kind, q, ray, limit, b)
+                | (self.mask_ray(kind, q, ray, limit, b + LANES) << LANES)
+        }
+    }
+
+    /// [`Boxes::mask_ray`], and of those boxes, with the 8-wide form, only
     /// the ones the ray enters within `limit` by the tree's slab test
     /// (`traverse::FastRay::entry`: the same operations on the same
     /// values, so the same answer; a slab whose distances are NaN does not
@@ -446,6 +494,110 @@ impl<'a> Boxes<'a> {
             m = _mm256_and_ps(m, _mm256_cmp_ps::<_CMP_LE_OQ>(t0, bound));
             _mm256_movemask_ps(m) as u32
         }
+    }
+}
+
+impl Boxes<'_> {
+    /// [`Boxes::mask8_ray`] on the sixteen positions from `b` (a start
+    /// past the objects taken as `n`): the same operations, lane by lane,
+    /// on 16-wide registers, the box compares into a mask register.
+    ///
+    /// # Safety
+    /// The processor must have AVX-512F, and every array must hold
+    /// sixteen values past `n` (`wide`).
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[inline(always)]
+    unsafe fn slab16(&self, q: &Query, ray: &Slab, limit: f32, b: usize) -> u32 {
+        use std::arch::x86_64::{
+            _CMP_GE_OQ, _CMP_LE_OQ, _CMP_ORD_Q, _mm512_add_ps, _mm512_cmp_ps_mask, _mm512_loadu_ps,
+            _mm512_mask_blend_ps, _mm512_mask_cmp_ps_mask, _mm512_max_ps, _mm512_min_ps,
+            _mm512_mul_ps, _mm512_set1_ps, _mm512_setzero_ps, _mm512_sub_ps,
+        };
+        debug_assert!(self.wide);
+        let b = b.min(self.n);
+        debug_assert!(
+            self.lo
+                .iter()
+                .chain(&self.hi)
+                .all(|v| b + 2 * LANES <= v.len())
+        );
+        let mut m = u16::MAX;
+        // SAFETY: the loads: the arrays hold `n + 2 * LANES` values
+        // (`wide`, this function's contract) and `b` is clamped to `n`
+        // above. The intrinsics: the caller promises AVX-512F.
+        unsafe {
+            let mut t0 = _mm512_setzero_ps();
+            let mut t1 = _mm512_set1_ps(limit);
+            for a in 0..self.axes.min(3) {
+                let (l, h) = (
+                    _mm512_loadu_ps(self.lo[a].as_ptr().add(b)),
+                    _mm512_loadu_ps(self.hi[a].as_ptr().add(b)),
+                );
+                m = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(m, l, _mm512_set1_ps(q.s[3 + a]));
+                m = _mm512_mask_cmp_ps_mask::<_CMP_GE_OQ>(m, h, _mm512_set1_ps(q.s[a]));
+                let (o, inv) = (_mm512_set1_ps(ray.o[a]), _mm512_set1_ps(ray.inv[a]));
+                let tl = _mm512_mul_ps(_mm512_sub_ps(l, o), inv);
+                let th = _mm512_mul_ps(_mm512_sub_ps(h, o), inv);
+                // Ordered: the nearer and the farther; a NaN: no limit.
+                let ordered = _mm512_cmp_ps_mask::<_CMP_ORD_Q>(tl, th);
+                let near = _mm512_mask_blend_ps(
+                    ordered,
+                    _mm512_set1_ps(f32::NEG_INFINITY),
+                    _mm512_min_ps(tl, th),
+                );
+                let far = _mm512_mask_blend_ps(
+                    ordered,
+                    _mm512_set1_ps(f32::INFINITY),
+                    _mm512_max_ps(tl, th),
+                );
+                t0 = _mm512_max_ps(t0, near);
+                t1 = _mm512_min_ps(t1, far);
+            }
+            // `within(t0, t1)`: t0 <= t1 + t1 * SLACK + MIN_POSITIVE.
+            let bound = _mm512_add_ps(
+                _mm512_add_ps(
+                    t1,
+                    _mm512_mul_ps(t1, _mm512_set1_ps(crate::traverse::SLACK)),
+                ),
+                _mm512_set1_ps(f32::MIN_POSITIVE),
+            );
+            u32::from(_mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(m, t0, bound))
+        }
+    }
+
+    /// [`Boxes::slab16`] under Miri, which runs no AVX-512 operation: the
+    /// same loads, then the 8-wide test on each half (the values the
+    /// loads read, as `slab16` reads them).
+    ///
+    /// # Safety
+    /// As the other form.
+    #[cfg(all(target_arch = "x86_64", miri))]
+    #[inline(always)]
+    unsafe fn slab16(&self, q: &Query, ray: &Slab, limit: f32, b: usize) -> u32 {
+        debug_assert!(self.wide);
+        let b = b.min(self.n);
+        let mut lo = [[0f32; 2 * LANES]; 3];
+        let mut hi = [[0f32; 2 * LANES]; 3];
+        for a in 0..self.axes.min(3) {
+            // SAFETY: as the other form's loads.
+            unsafe {
+                lo[a] = load16(self.lo[a], b);
+                hi[a] = load16(self.hi[a], b);
+            }
+        }
+        let half = |o: usize| {
+            let one = Boxes {
+                lo: [0, 1, 2].map(|a| &lo[a][o..]),
+                hi: [0, 1, 2].map(|a| &hi[a][o..]),
+                n: 0,
+                axes: self.axes,
+                wide: false,
+            };
+            // SAFETY: the caller promises AVX-512F, so AVX2; each array
+            // holds eight values from 0 (`n` 0).
+            unsafe { one.mask8_ray(q, ray, limit, 0) }
+        };
+        half(0) | half(LANES) << LANES
     }
 }
 
@@ -650,8 +802,8 @@ mod tests {
             boxes.push(b);
         }
         for a in 0..3 {
-            lo[a].extend([f32::INFINITY; LANES]);
-            hi[a].extend([f32::NEG_INFINITY; LANES]);
+            lo[a].extend([f32::INFINITY; 2 * LANES]);
+            hi[a].extend([f32::NEG_INFINITY; 2 * LANES]);
         }
         let bx = Boxes::new(
             [&lo[0][..], &lo[1][..], &lo[2][..]],
@@ -660,6 +812,8 @@ mod tests {
             3,
         )
         .expect("padded arrays");
+        let wide = bx.padded16();
+        assert!(wide.wide, "padded with sixteen empty boxes");
         let q = Query::of(2, &[-1e30; 3], &[1e30; 3]);
         let rays = [
             (Vec3::new(-0.5, 0.0, 0.0), Vec3::X),
@@ -683,6 +837,36 @@ mod tests {
                     // SAFETY: `available` found AVX2.
                     let m = unsafe { bx.mask_ray(Kind::Avx2, &q, &slab, limit, b) } & valid(b, n);
                     assert_eq!(m, want, "ray {origin:?} {dir:?}, limit {limit}, chunk {b}");
+                }
+                // Sixteen a step, from every start (the last ones past the
+                // objects, clamped to the padding), in every form this
+                // processor runs above the 4-wide one (which leaves the
+                // slabs to its caller), padded for 16-wide loads or not.
+                // (Under Miri, which checks the loads, every fifth start
+                // and the widest form: a minute saved in CI.)
+                for b in (0..n + 3).step_by(if cfg!(miri) { 5 } else { 1 }) {
+                    let want: u32 = (0..2 * LANES)
+                        .filter(|&l| {
+                            let i = b.min(n) + l;
+                            i < n && fast.entry(&boxes[i], limit).is_some()
+                        })
+                        .map(|l| 1 << l)
+                        .sum();
+                    let widest = Kind::available().into_iter().last();
+                    for kind in Kind::available()
+                        .into_iter()
+                        .filter(|&k| k.is_wide() && (!cfg!(miri) || Some(k) == widest))
+                    {
+                        for (form, boxes16) in [("padded", &wide), ("unpadded", &bx)] {
+                            // SAFETY: `available` found the form's
+                            // instructions.
+                            let m = unsafe { boxes16.mask16_ray(kind, &q, &slab, limit, b) };
+                            assert_eq!(
+                                m, want,
+                                "{kind:?} {form}, ray {origin:?} {dir:?}, limit {limit}, start {b}"
+                            );
+                        }
+                    }
                 }
             }
         }

@@ -4,7 +4,9 @@
 //! A query meets the same cells and rows as an object of the pair search
 //! would: the cells of each level that its box, grown by the level's
 //! `ext`, reaches. The boxes of those rows are tested eight at a time
-//! against the query's box, and only the boxes that meet it go on to the
+//! (sixteen where the processor has AVX-512F: most rows hold a few to a
+//! dozen boxes, one step each) against the query's box (and a ray's slab
+//! test), and only the boxes that meet it go on to the
 //! tests the tree walk makes on each object (the region's own test of the
 //! box, then the exact one on the shape), so the grid selects exactly what
 //! the tree walk selects.
@@ -12,7 +14,7 @@
 #[cfg(target_arch = "x86_64")]
 use super::lanes::with_avx2;
 use super::lanes::{Slab, Test};
-use super::{Grid, Kind, LANES, Query};
+use super::{Grid, Kind, LANES, Query, valid16};
 use crate::geometry::{Aabb, Ray, Vector};
 
 /// How far a query's box is grown on each side, relative to its largest
@@ -87,7 +89,8 @@ impl Grid {
     /// whose box `test` selects.
     ///
     /// # Safety
-    /// With [`Kind::Avx2`], the processor must have AVX2.
+    /// With [`Kind::Avx2`], the processor must have AVX2; with
+    /// [`Kind::Avx512`], AVX-512F.
     #[inline(always)]
     unsafe fn test_rows(
         kind: Kind,
@@ -96,6 +99,26 @@ impl Grid {
         rows: &[(u32, u32)],
         f: &mut impl FnMut(usize),
     ) {
+        if kind == Kind::Avx512 {
+            // Sixteen boxes a step (most rows hold a few to a dozen: one
+            // step where eight a step took two, and one guess of the
+            // loop's end). `bx` is padded for them (`scan_level`).
+            for &(s, e) in rows {
+                let (s, e) = (s as usize, e as usize);
+                let mut b = s;
+                while b < e {
+                    // SAFETY: `kind` is AVX-512F only on a processor that
+                    // has it (this function's contract).
+                    let mut m = unsafe { bx.test16(kind, test, b) } & valid16(b, e);
+                    while m != 0 {
+                        f(b + m.trailing_zeros() as usize);
+                        m &= m - 1;
+                    }
+                    b += 2 * LANES;
+                }
+            }
+            return;
+        }
         for &(s, e) in rows {
             let (s, e) = (s as usize, e as usize);
             let mut b = s;
@@ -117,7 +140,8 @@ impl Grid {
     /// visited.
     ///
     /// # Safety
-    /// With [`Kind::Avx2`], the processor must have AVX2.
+    /// With [`Kind::Avx2`], the processor must have AVX2; with
+    /// [`Kind::Avx512`], AVX-512F.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     unsafe fn scan_level(
@@ -135,6 +159,12 @@ impl Grid {
         };
         let Some(bx) = self.boxes(d) else {
             return 0;
+        };
+        // (The grid's arrays hold sixteen empty boxes past the objects.)
+        let bx = if kind == Kind::Avx512 {
+            bx.padded16()
+        } else {
+            bx
         };
         let (dx, dy) = (t.dims[0], t.dims[1]);
         let mut rows = 0;
@@ -187,19 +217,62 @@ impl Grid {
         f: impl FnMut(usize),
     ) -> Option<u64> {
         #[cfg(target_arch = "x86_64")]
-        if Kind::best().is_wide() {
-            // SAFETY: `best` found AVX2 on this processor (AVX-512F
-            // includes it).
-            return unsafe { with_avx2(|| self.meeting_in(Kind::Avx2, bounds, f)) };
+        match Kind::best() {
+            Kind::Avx512 => {
+                // SAFETY: `best` found AVX-512F on this processor.
+                return unsafe { self.meeting_avx512(bounds, f) };
+            }
+            Kind::Avx2 => {
+                // SAFETY: `best` found AVX2 on this processor.
+                return unsafe { with_avx2(|| self.meeting_in(Kind::Avx2, bounds, f)) };
+            }
+            Kind::Lanes4 => {}
         }
         // SAFETY: the 4-wide form runs on every processor.
         unsafe { self.meeting_in(Kind::Lanes4, bounds, f) }
     }
 
+    /// [`Grid::for_each_meeting`] with the 16-wide steps, compiled for
+    /// AVX-512F as a whole (through a closure, as [`with_avx2`] takes its
+    /// body, the 16-wide operations were not inlined: every one a call,
+    /// and rays five times slower).
+    ///
+    /// # Safety
+    /// The processor must have AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn meeting_avx512<V: Vector>(
+        &self,
+        bounds: &Aabb<V>,
+        f: impl FnMut(usize),
+    ) -> Option<u64> {
+        // SAFETY: this function's contract.
+        unsafe { self.meeting_in(Kind::Avx512, bounds, f) }
+    }
+
+    /// [`Grid::ray_walk`] with the 16-wide steps, compiled for AVX-512F
+    /// as a whole (see [`Grid::meeting_avx512`]).
+    ///
+    /// # Safety
+    /// The processor must have AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn ray_walk_avx512<V: Vector>(
+        &self,
+        ray: &Ray<V>,
+        limit: f32,
+        touch: impl Fn(usize),
+        visit: impl FnMut(usize, f32) -> f32,
+    ) -> u64 {
+        // SAFETY: this function's contract.
+        unsafe { self.ray_walk_in(Kind::Avx512, ray, limit, touch, visit) }
+    }
+
     /// [`Grid::for_each_meeting`] with the chunk test `kind`.
     ///
     /// # Safety
-    /// With [`Kind::Avx2`], the processor must have AVX2.
+    /// With [`Kind::Avx2`], the processor must have AVX2; with
+    /// [`Kind::Avx512`], AVX-512F.
     #[inline(always)]
     unsafe fn meeting_in<V: Vector>(
         &self,
@@ -241,10 +314,18 @@ impl Grid {
         visit: impl FnMut(usize, f32) -> f32,
     ) -> u64 {
         #[cfg(target_arch = "x86_64")]
-        if Kind::best().is_wide() {
-            // SAFETY: `best` found AVX2 on this processor (AVX-512F
-            // includes it).
-            return unsafe { with_avx2(|| self.ray_walk_in(Kind::Avx2, ray, limit, touch, visit)) };
+        match Kind::best() {
+            Kind::Avx512 => {
+                // SAFETY: `best` found AVX-512F on this processor.
+                return unsafe { self.ray_walk_avx512(ray, limit, touch, visit) };
+            }
+            Kind::Avx2 => {
+                // SAFETY: `best` found AVX2 on this processor.
+                return unsafe {
+                    with_avx2(|| self.ray_walk_in(Kind::Avx2, ray, limit, touch, visit))
+                };
+            }
+            Kind::Lanes4 => {}
         }
         // SAFETY: the 4-wide form runs on every processor.
         unsafe { self.ray_walk_in(Kind::Lanes4, ray, limit, touch, visit) }
@@ -253,7 +334,8 @@ impl Grid {
     /// [`Grid::ray_walk`] with the chunk test `kind`.
     ///
     /// # Safety
-    /// With [`Kind::Avx2`], the processor must have AVX2.
+    /// With [`Kind::Avx2`], the processor must have AVX2; with
+    /// [`Kind::Avx512`], AVX-512F.
     #[inline(always)]
     unsafe fn ray_walk_in<V: Vector>(
         &self,
