@@ -277,35 +277,23 @@ impl<'a> Boxes<'a> {
         self.mask4(q, b)
     }
 
-    /// The chunk test `test` (a constant where it is inlined).
+    /// The chunk test `test` (a constant where it is inlined) on the
+    /// eight positions from `b`, or with `sixteen` on the sixteen, as
+    /// `test(b) | test(b + 8) << 8` gives them (with [`Kind::Avx512`] and
+    /// arrays padded for sixteen-wide loads, [`Boxes::padded16`], one
+    /// 16-wide test: [`Boxes::mask16`], [`Boxes::mask16_ray`]).
     ///
     /// # Safety
     /// As [`Boxes::mask`].
     #[inline(always)]
-    pub unsafe fn test(&self, kind: Kind, test: &Test<'_>, b: usize) -> u32 {
+    pub unsafe fn test(&self, kind: Kind, test: &Test<'_>, b: usize, sixteen: bool) -> u32 {
         // SAFETY: this function's contract.
         unsafe {
-            match test {
-                Test::Boxes(q) => self.mask(kind, q, b),
-                Test::Ray(q, ray, limit) => self.mask_ray(kind, q, ray, limit.get(), b),
-            }
-        }
-    }
-
-    /// [`Boxes::test`] on the sixteen positions from `b`, as
-    /// `test(b) | test(b + 8) << 8` gives them: with [`Kind::Avx512`] and
-    /// arrays padded for sixteen-wide loads ([`Boxes::padded16`]), one
-    /// 16-wide test ([`Boxes::mask16`], [`Boxes::mask16_ray`]).
-    ///
-    /// # Safety
-    /// As [`Boxes::mask`].
-    #[inline(always)]
-    pub unsafe fn test16(&self, kind: Kind, test: &Test<'_>, b: usize) -> u32 {
-        // SAFETY: this function's contract.
-        unsafe {
-            match test {
-                Test::Boxes(q) => self.mask16(kind, q, b),
-                Test::Ray(q, ray, limit) => self.mask16_ray(kind, q, ray, limit.get(), b),
+            match (test, sixteen) {
+                (Test::Boxes(q), false) => self.mask(kind, q, b),
+                (Test::Boxes(q), true) => self.mask16(kind, q, b),
+                (Test::Ray(q, ray, limit), false) => self.mask_ray(kind, q, ray, limit.get(), b),
+                (Test::Ray(q, ray, limit), true) => self.mask16_ray(kind, q, ray, limit.get(), b),
             }
         }
     }
