@@ -214,26 +214,6 @@ impl Grid {
         unsafe { self.meeting_in(Kind::Lanes4, bounds, f) }
     }
 
-    /// [`Grid::ray_walk`] with the 16-wide steps, compiled for AVX-512F
-    /// as a whole (through a closure, as [`with_avx2`] takes its body,
-    /// the 16-wide operations were not inlined: every one a call, and
-    /// rays five times slower).
-    ///
-    /// # Safety
-    /// The processor must have AVX-512F.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn ray_walk_avx512<V: Vector>(
-        &self,
-        ray: &Ray<V>,
-        limit: f32,
-        touch: impl Fn(usize),
-        visit: impl FnMut(usize, f32) -> f32,
-    ) -> u64 {
-        // SAFETY: this function's contract.
-        unsafe { self.ray_walk_in(Kind::Avx512, ray, limit, touch, visit) }
-    }
-
     /// [`Grid::for_each_meeting`] with the chunk test `kind`.
     ///
     /// # Safety
@@ -282,7 +262,7 @@ impl Grid {
         match Kind::best() {
             Kind::Avx512 => {
                 // SAFETY: `best` found AVX-512F on this processor.
-                return unsafe { self.ray_walk_avx512(ray, limit, touch, visit) };
+                return unsafe { self.ray_walk_avx512((ray, limit), (touch, visit)) };
             }
             Kind::Avx2 => {
                 // SAFETY: `best` found AVX2 on this processor.
@@ -419,6 +399,24 @@ impl Grid {
             };
         }
         rows
+    }
+
+    /// [`Grid::ray_walk`] with the 16-wide steps, compiled for AVX-512F
+    /// as a whole (through a closure, as [`with_avx2`] takes its body,
+    /// the 16-wide operations were not inlined: every one a call, and
+    /// rays five times slower).
+    ///
+    /// # Safety
+    /// The processor must have AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn ray_walk_avx512<V: Vector>(
+        &self,
+        (ray, limit): (&Ray<V>, f32),
+        (touch, visit): (impl Fn(usize), impl FnMut(usize, f32) -> f32),
+    ) -> u64 {
+        // SAFETY: this function's contract.
+        unsafe { self.ray_walk_in(Kind::Avx512, ray, limit, touch, visit) }
     }
 }
 
