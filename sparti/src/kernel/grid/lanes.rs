@@ -514,41 +514,30 @@ impl Boxes<'_> {
         // (`wide`, this function's contract) and `b` is clamped to `n`
         // above. The intrinsics: the caller promises AVX-512F.
         unsafe {
-            let mut t0 = _mm512_setzero_ps();
-            let mut t1 = _mm512_set1_ps(limit);
+            let (no_limit, below) = (
+                _mm512_set1_ps(f32::INFINITY),
+                _mm512_set1_ps(-f32::INFINITY),
+            );
+            let slack = _mm512_set1_ps(crate::traverse::SLACK);
+            let tiny = _mm512_set1_ps(f32::MIN_POSITIVE);
+            // The entry and exit distances, from 0 and `limit`, each slab
+            // narrowing them (an unordered slab, NaN, does not).
+            let (mut t0, mut t1) = (_mm512_setzero_ps(), _mm512_set1_ps(limit));
             for a in 0..self.axes.min(3) {
-                let (l, h) = (
-                    _mm512_loadu_ps(self.lo[a].as_ptr().add(b)),
-                    _mm512_loadu_ps(self.hi[a].as_ptr().add(b)),
-                );
+                let l = _mm512_loadu_ps(self.lo[a].as_ptr().add(b));
+                let h = _mm512_loadu_ps(self.hi[a].as_ptr().add(b));
                 m = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(m, l, _mm512_set1_ps(q.s[3 + a]));
                 m = _mm512_mask_cmp_ps_mask::<_CMP_GE_OQ>(m, h, _mm512_set1_ps(q.s[a]));
                 let (o, inv) = (_mm512_set1_ps(ray.o[a]), _mm512_set1_ps(ray.inv[a]));
                 let tl = _mm512_mul_ps(_mm512_sub_ps(l, o), inv);
                 let th = _mm512_mul_ps(_mm512_sub_ps(h, o), inv);
-                // Ordered: the nearer and the farther; a NaN: no limit.
                 let ordered = _mm512_cmp_ps_mask::<_CMP_ORD_Q>(tl, th);
-                let near = _mm512_mask_blend_ps(
-                    ordered,
-                    _mm512_set1_ps(f32::NEG_INFINITY),
-                    _mm512_min_ps(tl, th),
-                );
-                let far = _mm512_mask_blend_ps(
-                    ordered,
-                    _mm512_set1_ps(f32::INFINITY),
-                    _mm512_max_ps(tl, th),
-                );
-                t0 = _mm512_max_ps(t0, near);
-                t1 = _mm512_min_ps(t1, far);
+                let nearer = _mm512_mask_blend_ps(ordered, below, _mm512_min_ps(tl, th));
+                let farther = _mm512_mask_blend_ps(ordered, no_limit, _mm512_max_ps(tl, th));
+                (t0, t1) = (_mm512_max_ps(t0, nearer), _mm512_min_ps(t1, farther));
             }
             // `within(t0, t1)`: t0 <= t1 + t1 * SLACK + MIN_POSITIVE.
-            let bound = _mm512_add_ps(
-                _mm512_add_ps(
-                    t1,
-                    _mm512_mul_ps(t1, _mm512_set1_ps(crate::traverse::SLACK)),
-                ),
-                _mm512_set1_ps(f32::MIN_POSITIVE),
-            );
+            let bound = _mm512_add_ps(_mm512_add_ps(t1, _mm512_mul_ps(t1, slack)), tiny);
             u32::from(_mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(m, t0, bound))
         }
     }
