@@ -17,8 +17,8 @@
 //!   register and masked by the compares before it ([`Kind::Avx512`],
 //!   [`Boxes::mask16`]): six instructions for sixteen boxes in 3D where
 //!   AVX2 takes about thirty (compares, ands and the packing of two
-//!   masks into one). The grid's queries take sixteen boxes a step too
-//!   there, a ray's slab test included ([`Boxes::mask16_ray`]).
+//!   masks into one). The grid's rays take sixteen boxes a step too
+//!   there, with their slab test ([`Boxes::mask16_ray`]).
 //!
 //! Every form gives the same bits (closed, ordered compares: a NaN never
 //! meets), and the tests run the search through each this processor has,

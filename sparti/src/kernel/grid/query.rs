@@ -4,9 +4,9 @@
 //! A query meets the same cells and rows as an object of the pair search
 //! would: the cells of each level that its box, grown by the level's
 //! `ext`, reaches. The boxes of those rows are tested eight at a time
-//! (sixteen where the processor has AVX-512F: most rows hold a few to a
-//! dozen boxes, one step each) against the query's box (and a ray's slab
-//! test), and only the boxes that meet it go on to the
+//! against the query's box (a ray's sixteen at a time, with its slab
+//! test, where the processor has AVX-512F: most rows hold a few to a
+//! dozen boxes, one step each), and only the boxes that meet it go on to the
 //! tests the tree walk makes on each object (the region's own test of the
 //! box, then the exact one on the shape), so the grid selects exactly what
 //! the tree walk selects.
