@@ -17,8 +17,8 @@
 //!   register and masked by the compares before it ([`Kind::Avx512`],
 //!   [`Boxes::mask16`]): six instructions for sixteen boxes in 3D where
 //!   AVX2 takes about thirty (compares, ands and the packing of two
-//!   masks into one). The grid's queries take sixteen boxes a step too
-//!   there, a ray's slab test included ([`Boxes::mask16_ray`]).
+//!   masks into one). The grid's rays take sixteen boxes a step too
+//!   there, with their slab test ([`Boxes::mask16_ray`]).
 //!
 //! Every form gives the same bits (closed, ordered compares: a NaN never
 //! meets), and the tests run the search through each this processor has,
@@ -277,35 +277,23 @@ impl<'a> Boxes<'a> {
         self.mask4(q, b)
     }
 
-    /// The chunk test `test` (a constant where it is inlined).
+    /// The chunk test `test` (a constant where it is inlined) on the
+    /// eight positions from `b`, or with `sixteen` on the sixteen, as
+    /// `test(b) | test(b + 8) << 8` gives them (with [`Kind::Avx512`] and
+    /// arrays padded for sixteen-wide loads, [`Boxes::padded16`], one
+    /// 16-wide test: [`Boxes::mask16`], [`Boxes::mask16_ray`]).
     ///
     /// # Safety
     /// As [`Boxes::mask`].
     #[inline(always)]
-    pub unsafe fn test(&self, kind: Kind, test: &Test<'_>, b: usize) -> u32 {
+    pub unsafe fn test(&self, kind: Kind, test: &Test<'_>, b: usize, sixteen: bool) -> u32 {
         // SAFETY: this function's contract.
         unsafe {
-            match test {
-                Test::Boxes(q) => self.mask(kind, q, b),
-                Test::Ray(q, ray, limit) => self.mask_ray(kind, q, ray, limit.get(), b),
-            }
-        }
-    }
-
-    /// [`Boxes::test`] on the sixteen positions from `b`, as
-    /// `test(b) | test(b + 8) << 8` gives them: with [`Kind::Avx512`] and
-    /// arrays padded for sixteen-wide loads ([`Boxes::padded16`]), one
-    /// 16-wide test ([`Boxes::mask16`], [`Boxes::mask16_ray`]).
-    ///
-    /// # Safety
-    /// As [`Boxes::mask`].
-    #[inline(always)]
-    pub unsafe fn test16(&self, kind: Kind, test: &Test<'_>, b: usize) -> u32 {
-        // SAFETY: this function's contract.
-        unsafe {
-            match test {
-                Test::Boxes(q) => self.mask16(kind, q, b),
-                Test::Ray(q, ray, limit) => self.mask16_ray(kind, q, ray, limit.get(), b),
+            match (test, sixteen) {
+                (Test::Boxes(q), false) => self.mask(kind, q, b),
+                (Test::Boxes(q), true) => self.mask16(kind, q, b),
+                (Test::Ray(q, ray, limit), false) => self.mask_ray(kind, q, ray, limit.get(), b),
+                (Test::Ray(q, ray, limit), true) => self.mask16_ray(kind, q, ray, limit.get(), b),
             }
         }
     }
@@ -526,41 +514,30 @@ impl Boxes<'_> {
         // (`wide`, this function's contract) and `b` is clamped to `n`
         // above. The intrinsics: the caller promises AVX-512F.
         unsafe {
-            let mut t0 = _mm512_setzero_ps();
-            let mut t1 = _mm512_set1_ps(limit);
+            let (no_limit, below) = (
+                _mm512_set1_ps(f32::INFINITY),
+                _mm512_set1_ps(-f32::INFINITY),
+            );
+            let slack = _mm512_set1_ps(crate::traverse::SLACK);
+            let tiny = _mm512_set1_ps(f32::MIN_POSITIVE);
+            // The entry and exit distances, from 0 and `limit`, each slab
+            // narrowing them (an unordered slab, NaN, does not).
+            let (mut t0, mut t1) = (_mm512_setzero_ps(), _mm512_set1_ps(limit));
             for a in 0..self.axes.min(3) {
-                let (l, h) = (
-                    _mm512_loadu_ps(self.lo[a].as_ptr().add(b)),
-                    _mm512_loadu_ps(self.hi[a].as_ptr().add(b)),
-                );
+                let l = _mm512_loadu_ps(self.lo[a].as_ptr().add(b));
+                let h = _mm512_loadu_ps(self.hi[a].as_ptr().add(b));
                 m = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(m, l, _mm512_set1_ps(q.s[3 + a]));
                 m = _mm512_mask_cmp_ps_mask::<_CMP_GE_OQ>(m, h, _mm512_set1_ps(q.s[a]));
                 let (o, inv) = (_mm512_set1_ps(ray.o[a]), _mm512_set1_ps(ray.inv[a]));
                 let tl = _mm512_mul_ps(_mm512_sub_ps(l, o), inv);
                 let th = _mm512_mul_ps(_mm512_sub_ps(h, o), inv);
-                // Ordered: the nearer and the farther; a NaN: no limit.
                 let ordered = _mm512_cmp_ps_mask::<_CMP_ORD_Q>(tl, th);
-                let near = _mm512_mask_blend_ps(
-                    ordered,
-                    _mm512_set1_ps(f32::NEG_INFINITY),
-                    _mm512_min_ps(tl, th),
-                );
-                let far = _mm512_mask_blend_ps(
-                    ordered,
-                    _mm512_set1_ps(f32::INFINITY),
-                    _mm512_max_ps(tl, th),
-                );
-                t0 = _mm512_max_ps(t0, near);
-                t1 = _mm512_min_ps(t1, far);
+                let nearer = _mm512_mask_blend_ps(ordered, below, _mm512_min_ps(tl, th));
+                let farther = _mm512_mask_blend_ps(ordered, no_limit, _mm512_max_ps(tl, th));
+                (t0, t1) = (_mm512_max_ps(t0, nearer), _mm512_min_ps(t1, farther));
             }
             // `within(t0, t1)`: t0 <= t1 + t1 * SLACK + MIN_POSITIVE.
-            let bound = _mm512_add_ps(
-                _mm512_add_ps(
-                    t1,
-                    _mm512_mul_ps(t1, _mm512_set1_ps(crate::traverse::SLACK)),
-                ),
-                _mm512_set1_ps(f32::MIN_POSITIVE),
-            );
+            let bound = _mm512_add_ps(_mm512_add_ps(t1, _mm512_mul_ps(t1, slack)), tiny);
             u32::from(_mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(m, t0, bound))
         }
     }

@@ -4,9 +4,9 @@
 //! A query meets the same cells and rows as an object of the pair search
 //! would: the cells of each level that its box, grown by the level's
 //! `ext`, reaches. The boxes of those rows are tested eight at a time
-//! (sixteen where the processor has AVX-512F: most rows hold a few to a
-//! dozen boxes, one step each) against the query's box (and a ray's slab
-//! test), and only the boxes that meet it go on to the
+//! against the query's box (a ray's sixteen at a time, with its slab
+//! test, where the processor has AVX-512F: most rows hold a few to a
+//! dozen boxes, one step each), and only the boxes that meet it go on to the
 //! tests the tree walk makes on each object (the region's own test of the
 //! box, then the exact one on the shape), so the grid selects exactly what
 //! the tree walk selects.
@@ -14,7 +14,7 @@
 #[cfg(target_arch = "x86_64")]
 use super::lanes::with_avx2;
 use super::lanes::{Slab, Test};
-use super::{Grid, Kind, LANES, Query, valid16};
+use super::{Grid, Kind, LANES, Query, valid, valid16};
 use crate::geometry::{Aabb, Ray, Vector};
 
 /// How far a query's box is grown on each side, relative to its largest
@@ -99,38 +99,24 @@ impl Grid {
         rows: &[(u32, u32)],
         f: &mut impl FnMut(usize),
     ) {
-        if kind == Kind::Avx512 {
-            // Sixteen boxes a step (most rows hold a few to a dozen: one
-            // step where eight a step took two, and one guess of the
-            // loop's end). `bx` is padded for them (`scan_level`).
-            for &(s, e) in rows {
-                let (s, e) = (s as usize, e as usize);
-                let mut b = s;
-                while b < e {
-                    // SAFETY: `kind` is AVX-512F only on a processor that
-                    // has it (this function's contract).
-                    let mut m = unsafe { bx.test16(kind, test, b) } & valid16(b, e);
-                    while m != 0 {
-                        f(b + m.trailing_zeros() as usize);
-                        m &= m - 1;
-                    }
-                    b += 2 * LANES;
-                }
-            }
-            return;
-        }
+        // With AVX-512F sixteen boxes a step (most rows hold a few to a
+        // dozen: one step where eight a step took two, and one guess of
+        // the loop's end); `bx` is padded for them (`scan_level`).
+        let sixteen = kind == Kind::Avx512;
+        let step = if sixteen { 2 * LANES } else { LANES };
         for &(s, e) in rows {
             let (s, e) = (s as usize, e as usize);
             let mut b = s;
             while b < e {
-                // SAFETY: `kind` is AVX2 only on a processor that has it
-                // (this function's contract).
-                let mut m = unsafe { bx.test(kind, test, b) } & super::valid(b, e);
+                // SAFETY: `kind` is AVX2 or AVX-512F only on a processor
+                // that has it (this function's contract).
+                let m = unsafe { bx.test(kind, test, b, sixteen) };
+                let mut m = m & if sixteen { valid16(b, e) } else { valid(b, e) };
                 while m != 0 {
                     f(b + m.trailing_zeros() as usize);
                     m &= m - 1;
                 }
-                b += LANES;
+                b += step;
             }
         }
     }
@@ -216,63 +202,22 @@ impl Grid {
         bounds: &Aabb<V>,
         f: impl FnMut(usize),
     ) -> Option<u64> {
+        // (Eight boxes a step with AVX-512F too: sixteen measured no
+        // different for boxes, BENCHMARKS.md, the twenty-fourth session.)
         #[cfg(target_arch = "x86_64")]
-        match Kind::best() {
-            Kind::Avx512 => {
-                // SAFETY: `best` found AVX-512F on this processor.
-                return unsafe { self.meeting_avx512(bounds, f) };
-            }
-            Kind::Avx2 => {
-                // SAFETY: `best` found AVX2 on this processor.
-                return unsafe { with_avx2(|| self.meeting_in(Kind::Avx2, bounds, f)) };
-            }
-            Kind::Lanes4 => {}
+        if Kind::best().is_wide() {
+            // SAFETY: `best` found AVX2 on this processor (AVX-512F
+            // includes it).
+            return unsafe { with_avx2(|| self.meeting_in(Kind::Avx2, bounds, f)) };
         }
         // SAFETY: the 4-wide form runs on every processor.
         unsafe { self.meeting_in(Kind::Lanes4, bounds, f) }
     }
 
-    /// [`Grid::for_each_meeting`] with the 16-wide steps, compiled for
-    /// AVX-512F as a whole (through a closure, as [`with_avx2`] takes its
-    /// body, the 16-wide operations were not inlined: every one a call,
-    /// and rays five times slower).
-    ///
-    /// # Safety
-    /// The processor must have AVX-512F.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn meeting_avx512<V: Vector>(
-        &self,
-        bounds: &Aabb<V>,
-        f: impl FnMut(usize),
-    ) -> Option<u64> {
-        // SAFETY: this function's contract.
-        unsafe { self.meeting_in(Kind::Avx512, bounds, f) }
-    }
-
-    /// [`Grid::ray_walk`] with the 16-wide steps, compiled for AVX-512F
-    /// as a whole (see [`Grid::meeting_avx512`]).
-    ///
-    /// # Safety
-    /// The processor must have AVX-512F.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn ray_walk_avx512<V: Vector>(
-        &self,
-        ray: &Ray<V>,
-        limit: f32,
-        touch: impl Fn(usize),
-        visit: impl FnMut(usize, f32) -> f32,
-    ) -> u64 {
-        // SAFETY: this function's contract.
-        unsafe { self.ray_walk_in(Kind::Avx512, ray, limit, touch, visit) }
-    }
-
     /// [`Grid::for_each_meeting`] with the chunk test `kind`.
     ///
     /// # Safety
-    /// With [`Kind::Avx2`], the processor must have AVX2; with
-    /// [`Kind::Avx512`], AVX-512F.
+    /// With [`Kind::Avx2`], the processor must have AVX2.
     #[inline(always)]
     unsafe fn meeting_in<V: Vector>(
         &self,
@@ -317,7 +262,7 @@ impl Grid {
         match Kind::best() {
             Kind::Avx512 => {
                 // SAFETY: `best` found AVX-512F on this processor.
-                return unsafe { self.ray_walk_avx512(ray, limit, touch, visit) };
+                return unsafe { self.ray_walk_avx512((ray, limit), (touch, visit)) };
             }
             Kind::Avx2 => {
                 // SAFETY: `best` found AVX2 on this processor.
@@ -454,6 +399,24 @@ impl Grid {
             };
         }
         rows
+    }
+
+    /// [`Grid::ray_walk`] with the 16-wide steps, compiled for AVX-512F
+    /// as a whole (through a closure, as [`with_avx2`] takes its body,
+    /// the 16-wide operations were not inlined: every one a call, and
+    /// rays five times slower).
+    ///
+    /// # Safety
+    /// The processor must have AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn ray_walk_avx512<V: Vector>(
+        &self,
+        (ray, limit): (&Ray<V>, f32),
+        (touch, visit): (impl Fn(usize), impl FnMut(usize, f32) -> f32),
+    ) -> u64 {
+        // SAFETY: this function's contract.
+        unsafe { self.ray_walk_in(Kind::Avx512, ray, limit, touch, visit) }
     }
 }
 
