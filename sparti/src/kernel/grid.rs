@@ -1496,27 +1496,13 @@ fn group_end(x: u32, dx: u32) -> usize {
     ((x as usize / GROUP + 1) * GROUP).min(dx as usize)
 }
 
-/// The bits of the `e - b` positions of a chunk from `b` that are
-/// objects of the row (all eight when the row goes on); `b < e`.
+/// The bits of the positions of a step of `width` (8 or 16) from `b`
+/// that are objects of the row ending at `e` (all of them when the row
+/// goes on); `b < e`.
 #[inline(always)]
-fn valid(b: usize, e: usize) -> u32 {
-    let left = e - b;
-    if left >= LANES {
-        0xFF
-    } else {
-        (1u32 << left) - 1
-    }
-}
-
-/// [`valid`] for a step of sixteen positions from `b`; `b < e`.
-#[inline(always)]
-fn valid16(b: usize, e: usize) -> u32 {
-    let left = e - b;
-    if left >= 2 * LANES {
-        0xFFFF
-    } else {
-        (1u32 << left) - 1
-    }
+fn valid(b: usize, e: usize, width: usize) -> u32 {
+    debug_assert!(width <= 2 * LANES);
+    (1u32 << (e - b).min(width)) - 1
 }
 
 /// The pair search over a built grid.

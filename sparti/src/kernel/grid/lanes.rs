@@ -91,9 +91,10 @@ pub(crate) enum Kind {
     /// One 8-wide compare per bound (x86-64 with AVX2).
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     Avx2,
-    /// The pair search's step of sixteen boxes as one 16-wide compare per
-    /// bound into a mask register, each compare masked by the ones
-    /// before (x86-64 with AVX-512F); everything else as [`Kind::Avx2`].
+    /// The pair search's and the rays' step of sixteen boxes as one
+    /// 16-wide compare per bound into a mask register, each compare
+    /// masked by the ones before (x86-64 with AVX-512F); everything else
+    /// as [`Kind::Avx2`].
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     Avx512,
 }
@@ -812,7 +813,8 @@ mod tests {
                         .map(|l| 1 << l)
                         .sum();
                     // SAFETY: `available` found AVX2.
-                    let m = unsafe { bx.mask_ray(Kind::Avx2, &q, &slab, limit, b) } & valid(b, n);
+                    let m = unsafe { bx.mask_ray(Kind::Avx2, &q, &slab, limit, b) }
+                        & valid(b, n, LANES);
                     assert_eq!(m, want, "ray {origin:?} {dir:?}, limit {limit}, chunk {b}");
                 }
                 // Sixteen a step, from every start (the last ones past the

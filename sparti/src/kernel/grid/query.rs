@@ -14,7 +14,7 @@
 #[cfg(target_arch = "x86_64")]
 use super::lanes::with_avx2;
 use super::lanes::{Slab, Test};
-use super::{Grid, Kind, LANES, Query, valid, valid16};
+use super::{Grid, Kind, LANES, Query, valid};
 use crate::geometry::{Aabb, Ray, Vector};
 
 /// How far a query's box is grown on each side, relative to its largest
@@ -111,7 +111,7 @@ impl Grid {
                 // SAFETY: `kind` is AVX2 or AVX-512F only on a processor
                 // that has it (this function's contract).
                 let m = unsafe { bx.test(kind, test, b, sixteen) };
-                let mut m = m & if sixteen { valid16(b, e) } else { valid(b, e) };
+                let mut m = m & valid(b, e, step);
                 while m != 0 {
                     f(b + m.trailing_zeros() as usize);
                     m &= m - 1;
