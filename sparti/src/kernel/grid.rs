@@ -491,7 +491,7 @@ impl Survey {
         let mut by_exp = [0u32; 256];
         let mut n = 0usize;
         for it in items {
-            if it.slot == NONE {
+            if it.is_room() {
                 continue;
             }
             n += 1;
@@ -551,7 +551,7 @@ impl<'a> Keyer<'a> {
         let top = self.levels.len() - 1;
         let mut stats = NO_STATS;
         for (it, slot_key) in items.iter().zip(keys) {
-            if it.slot == NONE {
+            if it.is_room() {
                 *slot_key = NONE;
                 continue;
             }
@@ -682,8 +682,8 @@ impl Piece<'_> {
             self.lo[a][p] = it.aabb.min.get(a);
             self.hi[a][p] = it.aabb.max.get(a);
         }
-        self.slot[p] = it.slot;
-        self.is_static[p] = it.is_static;
+        self.slot[p] = it.slot();
+        self.is_static[p] = it.is_static();
     }
 }
 
@@ -924,8 +924,8 @@ impl Grid {
         self.ok
     }
 
-    /// Sorts the objects of `items` (entries whose slot is `NONE` are
-    /// room, skipped) into the grid, on this thread, or follows them
+    /// Sorts the objects of `items` (entries of room,
+    /// [`Item::is_room`], skipped) into the grid, on this thread, or follows them
     /// where they moved since the last sort (a refit, which reads the
     /// objects through `follow` and does not call `items`). Leaves it
     /// unbuilt (see [`Grid::is_built`]) when it would be too crowded to

@@ -440,7 +440,7 @@ impl Grid {
         };
         let mut want: Vec<_> = items
             .iter()
-            .filter(|it| it.slot != crate::store::NONE)
+            .filter(|it| !it.is_room())
             .map(|it| {
                 let mut lo = [0f32; 3];
                 let mut hi = [0f32; 3];
@@ -448,7 +448,7 @@ impl Grid {
                     lo[a] = it.aabb.min.get(a);
                     hi[a] = it.aabb.max.get(a);
                 }
-                key(it.slot, lo, hi, it.is_static)
+                key(it.slot(), lo, hi, it.is_static())
             })
             .collect();
         let mut have: Vec<_> = (0..self.n)
