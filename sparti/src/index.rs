@@ -1025,8 +1025,9 @@ pub(crate) struct Item<V: Vector> {
     tag: u32,
 }
 
-/// The static flag's bit in an [`Item`]'s tag.
-const STATIC_BIT: u32 = 1 << 31;
+/// The static flag's bit in an [`Item`]'s tag (and in the grid's
+/// slots): the other bits are the slot.
+pub(crate) const STATIC_BIT: u32 = 1 << 31;
 
 impl<V: Vector> Item<V> {
     /// The entry of the object in `slot` (below [`crate::store::SLOTS`]).
@@ -1052,6 +1053,13 @@ impl<V: Vector> Item<V> {
     #[inline]
     pub fn slot(&self) -> u32 {
         self.tag & !STATIC_BIT
+    }
+
+    /// The slot and the static flag in one: the slot with [`STATIC_BIT`]
+    /// set for a static object (`NONE` for room).
+    #[inline]
+    pub fn tag(&self) -> u32 {
+        self.tag
     }
 
     /// Whether the object is static.

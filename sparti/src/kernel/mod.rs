@@ -1342,7 +1342,7 @@ fn follow<'a, V: Vector, T>(
         locate: move |slot| {
             let s = store.get_slot(slot)?;
             let o = s.get().filter(|_| s.node != NONE)?;
-            Some((o.shape, o.is_static))
+            Some(o.shape)
         },
         prefetch: move |slot| store.prefetch_slot(slot),
     }
