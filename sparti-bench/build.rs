@@ -16,7 +16,9 @@ fn main() {
     let commit = git(&["rev-parse", "--short", "HEAD"]).map_or_else(
         || "unknown".to_string(),
         |c| {
-            // Changes to tracked files not yet committed.
+            // Changes to tracked files not yet committed (as they were
+            // when this script last ran: it runs again when HEAD, the
+            // branch or the index changes, not at every edit).
             let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some();
             if dirty { format!("{c}+changes") } else { c }
         },
@@ -25,14 +27,16 @@ fn main() {
     // Built again when HEAD moves (a commit, a checkout) or a tracked
     // file changes (cargo watches the package's own files; the ones
     // below cover the commit).
-    for path in ["HEAD", "index", "packed-refs"] {
-        if let Some(p) = git(&["rev-parse", "--git-path", path]) {
+    // (Only files that exist: cargo takes a missing one as changed.)
+    let branch = git(&["symbolic-ref", "-q", "HEAD"]);
+    let watched = ["HEAD", "index", "packed-refs"]
+        .into_iter()
+        .chain(branch.as_deref());
+    for path in watched {
+        if let Some(p) = git(&["rev-parse", "--path-format=absolute", "--git-path", path])
+            && std::path::Path::new(&p).exists()
+        {
             println!("cargo:rerun-if-changed={p}");
         }
-    }
-    if let Some(head) = git(&["symbolic-ref", "-q", "HEAD"])
-        && let Some(p) = git(&["rev-parse", "--git-path", &head])
-    {
-        println!("cargo:rerun-if-changed={p}");
     }
 }
