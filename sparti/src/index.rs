@@ -1081,6 +1081,32 @@ impl<V: Vector> Item<V> {
     }
 }
 
+#[cfg(test)]
+mod item_tests {
+    use super::*;
+    use glam::{Vec2, Vec3};
+
+    #[test]
+    fn an_entry_is_its_box_and_one_u32() {
+        assert_eq!(size_of::<Item<Vec3>>(), 28);
+        assert_eq!(size_of::<Item<Vec2>>(), 20);
+        let b = Aabb::new(Vec3::ZERO, Vec3::ONE).expect("finite");
+        for (slot, is_static) in [
+            (0, false),
+            (0, true),
+            (12345, true),
+            (crate::store::SLOTS - 1, false),
+        ] {
+            let it = Item::new(b, slot, is_static);
+            assert_eq!(
+                (it.slot(), it.is_static(), it.is_room()),
+                (slot, is_static, false)
+            );
+        }
+        assert!(Item::<Vec3>::room().is_room());
+    }
+}
+
 /// Keeps a ray's hits sorted by distance then handle.
 pub(crate) fn sort_hits<V: Vector>(hits: &mut [RayHit<V>]) {
     hits.sort_unstable_by(|a, b| {
