@@ -117,14 +117,10 @@ pub fn machine() -> String {
     format!("{model}, {cores} logical cores")
 }
 
+/// The commit the binary was built from (with `+changes` where tracked
+/// files differed from it), recorded by the build script.
 fn git_commit() -> String {
-    std::process::Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "unknown".into())
+    env!("SPARTI_BENCH_COMMIT").to_string()
 }
 
 impl Report {

@@ -53,11 +53,7 @@ impl<V: Vector, T> BruteForce<V, T> {
 
     fn push_item(&mut self, slot: u32) {
         let o = self.store.obj(slot);
-        let item = Item {
-            aabb: o.aabb(),
-            slot,
-            is_static: o.is_static,
-        };
+        let item = Item::new(o.aabb(), slot, o.is_static);
         let s = self.store.slot_mut(slot);
         s.node = 0;
         s.pos = self.items.len() as u32;
@@ -99,7 +95,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
         let pos = self.store.slot(slot).pos as usize;
         self.items.swap_remove(pos);
         if let Some(moved) = self.items.get(pos) {
-            self.store.slot_mut(moved.slot).pos = pos as u32;
+            self.store.slot_mut(moved.slot()).pos = pos as u32;
         }
         Ok(self.store.remove(slot).value)
     }
@@ -138,9 +134,9 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
         c.queries += 1;
         c.node_visits += 1;
         for it in &self.items {
-            let o = self.store.obj(it.slot);
+            let o = self.store.obj(it.slot());
             if filter.accepts(o.layer) && region.matches(&o.shape) {
-                out.push(self.store.handle(it.slot));
+                out.push(self.store.handle(it.slot()));
             }
         }
         c.shape_tests += self.items.len() as u64;
@@ -157,13 +153,13 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
         }
         let mut best: Option<RayHit<V>> = None;
         for it in &self.items {
-            let o = self.store.obj(it.slot);
+            let o = self.store.obj(it.slot());
             if !filter.accepts(o.layer) {
                 continue;
             }
             if let Some(x) = o.shape.cast_ray(ray, max_dist) {
                 let hit = RayHit {
-                    handle: self.store.handle(it.slot),
+                    handle: self.store.handle(it.slot()),
                     distance: x.distance,
                     point: x.point,
                     normal: x.normal,
@@ -186,13 +182,13 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
             return;
         }
         for it in &self.items {
-            let o = self.store.obj(it.slot);
+            let o = self.store.obj(it.slot());
             if !filter.accepts(o.layer) {
                 continue;
             }
             if let Some(x) = o.shape.cast_ray(ray, max_dist) {
                 out.push(RayHit {
-                    handle: self.store.handle(it.slot),
+                    handle: self.store.handle(it.slot()),
                     distance: x.distance,
                     point: x.point,
                     normal: x.normal,
@@ -213,10 +209,10 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
             return;
         }
         for it in &self.items {
-            let o = self.store.obj(it.slot);
+            let o = self.store.obj(it.slot());
             if filter.accepts(o.layer) {
                 out.push(Neighbor {
-                    handle: self.store.handle(it.slot),
+                    handle: self.store.handle(it.slot()),
                     distance: o.shape.distance_to_point(point),
                 });
             }
@@ -245,11 +241,11 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
         for i in 0..n {
             let a = self.items[i];
             for b in &self.items[i + 1..] {
-                if !a.aabb.intersects(&b.aabb) || (a.is_static && b.is_static) {
+                if !a.aabb.intersects(&b.aabb) || (a.is_static() && b.is_static()) {
                     continue;
                 }
                 c.shape_tests += 1;
-                report_pair(&self.store, &self.matrix, a.slot, b.slot, &mut f);
+                report_pair(&self.store, &self.matrix, a.slot(), b.slot(), &mut f);
             }
         }
         self.counters.add(&c);
@@ -291,7 +287,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
             )));
         }
         for (pos, it) in self.items.iter().enumerate() {
-            let s = self.store.slot(it.slot);
+            let s = self.store.slot(it.slot());
             let Some(o) = s.get() else {
                 return Err(ValidationError(format!("item {pos} names a free slot")));
             };

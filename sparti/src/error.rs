@@ -51,7 +51,7 @@ pub enum Error {
     /// (`2^60`, about `1.15e18`).
     #[error("a coordinate lies beyond the limit of +-2^60 (about 1.15e18)")]
     WorldTooLarge,
-    /// More than `u32::MAX - 1` objects.
+    /// More than `2^31 - 1` (2,147,483,647) objects.
     #[error("too many objects")]
     TooManyObjects,
     /// A configuration value is out of range.

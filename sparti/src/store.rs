@@ -9,6 +9,11 @@ use crate::{Error, Handle, Object};
 /// Sentinel for "no node".
 pub(crate) const NONE: u32 = u32::MAX;
 
+/// Slots are numbered below this, `2^31 - 1`: a list entry keeps an
+/// object's slot and static flag in one `u32` ([`crate::index::Item`]),
+/// the flag in the top bit, and `NONE` marks room.
+pub(crate) const SLOTS: u32 = (1 << 31) - 1;
+
 pub(crate) struct Slot<O> {
     generation: u32,
     /// The structure's node holding the object (or `NONE`).
@@ -52,7 +57,7 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
             None => {
                 let i = u32::try_from(self.slots.len())
                     .ok()
-                    .filter(|&i| i != NONE)
+                    .filter(|&i| i < SLOTS)
                     .ok_or(Error::TooManyObjects)?;
                 self.slots.push(Slot {
                     generation: 0,
@@ -71,7 +76,7 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         })
     }
 
-    /// Whether `n` more objects fit: slots are numbered below `NONE`.
+    /// Whether `n` more objects fit: slots are numbered below `SLOTS`.
     ///
     /// # Errors
     /// [`Error::TooManyObjects`] when they do not.
@@ -235,9 +240,9 @@ impl<O> Slot<O> {
 }
 
 /// How many more objects a store of `slots` slots, `free` of them free,
-/// can take: its free slots and the numbers below `NONE` not yet used.
+/// can take: its free slots and the numbers below `SLOTS` not yet used.
 fn room(slots: usize, free: usize) -> usize {
-    free + (NONE as usize).saturating_sub(slots)
+    free + (SLOTS as usize).saturating_sub(slots)
 }
 
 #[cfg(test)]
@@ -245,17 +250,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn room_counts_free_slots_and_unused_numbers_below_none() {
-        assert_eq!(room(0, 0), NONE as usize);
-        assert_eq!(room(10, 3), NONE as usize - 7);
+    fn room_counts_free_slots_and_unused_numbers_below_the_limit() {
+        assert_eq!(room(0, 0), SLOTS as usize);
+        assert_eq!(room(10, 3), SLOTS as usize - 7);
         // Every number used: only the free slots are left.
-        assert_eq!(room(NONE as usize, 5), 5);
-        assert_eq!(room(NONE as usize, 0), 0);
+        assert_eq!(room(SLOTS as usize, 5), 5);
+        assert_eq!(room(SLOTS as usize, 0), 0);
         // A batch one larger than the room is refused by `room_for`.
         let s = Store::<Object<glam::Vec2, ()>>::default();
-        assert!(s.room_for(NONE as usize).is_ok());
-        if let Some(over) = (NONE as usize).checked_add(1) {
-            assert_eq!(s.room_for(over), Err(Error::TooManyObjects));
-        }
+        assert!(s.room_for(SLOTS as usize).is_ok());
+        assert_eq!(s.room_for(SLOTS as usize + 1), Err(Error::TooManyObjects));
+        // The largest slot's entry, static, is not room.
+        let it = crate::index::Item::<glam::Vec2>::new(crate::Aabb::empty(), SLOTS - 1, true);
+        assert!(!it.is_room() && it.is_static() && it.slot() == SLOTS - 1);
     }
 }

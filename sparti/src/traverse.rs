@@ -645,7 +645,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     if class == Overlap::Outside {
                         continue;
                     }
-                    sel.push(self.store, it.slot, class == Overlap::Inside, |s| {
+                    sel.push(self.store, it.slot(), class == Overlap::Inside, |s| {
                         counters.shape_tests += s.report(self.store, region, filter, out);
                     });
                 }
@@ -768,13 +768,13 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     if fast.entry(&it.aabb, limit).is_none() {
                         continue;
                     }
-                    let o = self.store.obj(it.slot);
+                    let o = self.store.obj(it.slot());
                     if !filter.accepts(o.layer) {
                         continue;
                     }
                     counters.shape_tests += 1;
                     if let Some(x) = o.shape.cast_ray(ray, limit) {
-                        let hit = self.hit(it.slot, x);
+                        let hit = self.hit(it.slot(), x);
                         if closer(&hit, &best) {
                             best = Some(hit);
                             limit = x.distance;
@@ -953,13 +953,13 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     if ray.clip_aabb(&it.aabb, max_dist).is_none() {
                         continue;
                     }
-                    let o = self.store.obj(it.slot);
+                    let o = self.store.obj(it.slot());
                     if !filter.accepts(o.layer) {
                         continue;
                     }
                     counters.shape_tests += 1;
                     if let Some(x) = o.shape.cast_ray(ray, max_dist) {
-                        out.push(self.hit(it.slot, x));
+                        out.push(self.hit(it.slot(), x));
                     }
                 }
             }
@@ -1018,12 +1018,15 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     if it.aabb.distance_squared_to_point(point).sqrt() > knn.bound() {
                         continue;
                     }
-                    let o = self.store.obj(it.slot);
+                    let o = self.store.obj(it.slot());
                     if !filter.accepts(o.layer) {
                         continue;
                     }
                     counters.shape_tests += 1;
-                    knn.offer(self.store.handle(it.slot), o.shape.distance_to_point(point));
+                    knn.offer(
+                        self.store.handle(it.slot()),
+                        o.shape.distance_to_point(point),
+                    );
                 }
             }
             for &c in node.children() {

@@ -130,7 +130,7 @@ impl<V: Vector, T> Bsp<V, T> {
     /// Sorts a large node's objects in Z order of their centres.
     fn in_z_order(cell: &Aabb<V>, its: &mut [Item<V>]) {
         if its.len() > crate::traverse::CHUNKED {
-            its.sort_by_cached_key(|it| (z_order(cell, it.aabb.center()), it.slot));
+            its.sort_by_cached_key(|it| (z_order(cell, it.aabb.center()), it.slot()));
         }
     }
 
@@ -317,9 +317,9 @@ impl<V: Vector, T> Bsp<V, T> {
         while i < self.core.nodes[n as usize].items.len() {
             let it = self.core.items_as_is(n)[i];
             let node = &self.core.nodes[n as usize];
-            if Self::side_of(node, &self.core.box_of(it.slot)).is_some() {
+            if Self::side_of(node, &self.core.box_of(it.slot())).is_some() {
                 self.core.unfile_at(n, i);
-                work.push((n, it.slot));
+                work.push((n, it.slot()));
             } else {
                 i += 1;
             }

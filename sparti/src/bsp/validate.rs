@@ -160,7 +160,7 @@ mod tests {
         let r = &t.core.nodes[t.core.root as usize];
         let c = r.children.into_iter().find(|&c| c != NONE).unwrap();
         let n = corruption::first_filled(&t.core, c);
-        (c, t.core.items(n)[0].slot)
+        (c, t.core.items(n)[0].slot())
     }
 
     #[test]
@@ -192,7 +192,7 @@ mod tests {
         breaks("fits a child", |t| {
             // Shrink the straddling object in place, into the lower half.
             let root = t.core.root as usize;
-            let slot = t.core.items_mut(root as u32)[0].slot;
+            let slot = t.core.items_mut(root as u32)[0].slot();
             let shape = Shape::sphere(Vec2::new(20.0, 16.0), 1.0);
             corruption::reshape(&mut t.core, slot, shape);
         });
@@ -209,7 +209,7 @@ mod tests {
         });
         breaks("static flag", |t| {
             let root = t.core.root as usize;
-            t.core.items_mut(root as u32)[0].is_static = true;
+            t.core.items_mut(root as u32)[0].set_static(true);
         });
         breaks("points elsewhere", |t| {
             let (_, slot) = child_and_slot(t);
@@ -252,7 +252,7 @@ mod tests {
             // Move the object of the upper half onto the root's split plane
             // x = 32, still within the half's (closed) bounds.
             let half = t.core.nodes[t.core.root as usize].children[1] as usize;
-            let slot = t.core.items_mut(half as u32)[0].slot;
+            let slot = t.core.items_mut(half as u32)[0].slot();
             let shape = Shape::cuboid(Vec2::new(33.0, 16.0), Vec2::ONE);
             corruption::reshape(&mut t.core, slot, shape);
         });

@@ -38,7 +38,7 @@ pub(crate) const BATCH: usize = 8;
 /// spheres to an SSE register (the operations of [`Sphere::aabb`], so
 /// the same bits; a grid's refit takes a batch of objects at a time).
 /// Axes past `V::DIM` are left as they are.
-#[inline]
+#[inline(always)]
 #[allow(clippy::needless_range_loop)] // the axes index several arrays
 pub(crate) fn boxes_of<V: Vector>(
     shapes: &[super::Shape<V>; BATCH],

@@ -85,7 +85,7 @@ pub(crate) use lanes::Kind;
 use lanes::{Boxes, Query};
 
 use crate::geometry::{BATCH, Vector, boxes_of};
-use crate::index::{Item, report_found};
+use crate::index::{Item, STATIC_BIT, report_found};
 use crate::store::{NONE, Store};
 use crate::{Counters, Handle, LayerMatrix, Object};
 
@@ -224,9 +224,10 @@ pub(crate) struct Grid {
     /// [`LANES`] empty boxes so that a chunk can always be loaded.
     lo: [Vec<f32>; 3],
     hi: [Vec<f32>; 3],
-    /// Store slots and static flags, in grid order.
+    /// Store slots in grid order, each with its object's static flag in
+    /// [`STATIC_BIT`] (as the list entries keep them: an object's flag
+    /// never changes, so a refit leaves them as they are).
     slot: Vec<u32>,
-    is_static: Vec<bool>,
     /// Cell numbers of the objects in list order (the sort's input).
     src_key: Vec<u32>,
     /// The store's epoch when the objects were last sorted: a refit needs
@@ -309,9 +310,8 @@ impl Run {
                     crate::kernel::prefetch(hi);
                 }
             }
-            if let (Some(slot), Some(is_static)) = (g.slot.get(ahead), g.is_static.get(ahead)) {
+            if let Some(slot) = g.slot.get(ahead) {
                 crate::kernel::prefetch(slot);
-                crate::kernel::prefetch(is_static);
             }
         }
         let len = e - s;
@@ -491,7 +491,7 @@ impl Survey {
         let mut by_exp = [0u32; 256];
         let mut n = 0usize;
         for it in items {
-            if it.slot == NONE {
+            if it.is_room() {
                 continue;
             }
             n += 1;
@@ -551,7 +551,7 @@ impl<'a> Keyer<'a> {
         let top = self.levels.len() - 1;
         let mut stats = NO_STATS;
         for (it, slot_key) in items.iter().zip(keys) {
-            if it.slot == NONE {
+            if it.is_room() {
                 *slot_key = NONE;
                 continue;
             }
@@ -618,7 +618,6 @@ struct Piece<'a> {
     lo: [&'a mut [f32]; 3],
     hi: [&'a mut [f32]; 3],
     slot: &'a mut [u32],
-    is_static: &'a mut [bool],
 }
 
 impl Piece<'_> {
@@ -682,8 +681,7 @@ impl Piece<'_> {
             self.lo[a][p] = it.aabb.min.get(a);
             self.hi[a][p] = it.aabb.max.get(a);
         }
-        self.slot[p] = it.slot;
-        self.is_static[p] = it.is_static;
+        self.slot[p] = it.tag();
     }
 }
 
@@ -691,8 +689,8 @@ impl Piece<'_> {
 /// anew ([`Grid::refit`]): which objects there are (the store's epoch,
 /// which every insertion and removal changes, and the number filed in
 /// the tree, which the filing of queued objects changes), each object's
-/// box and static flag now by its slot (`None` where it is not filed),
-/// and a hint to ask for a slot ahead.
+/// shape now by its slot (`None` where it is not filed), and a hint to
+/// ask for a slot ahead.
 pub(crate) struct Follow<L, P> {
     pub epoch: u64,
     pub filed: usize,
@@ -711,18 +709,16 @@ struct FollowCtx<'a> {
     slot: &'a [u32],
 }
 
-/// An object's shape and static flag now by its slot, `None` where it is
-/// not filed.
-pub(crate) trait Locate<V: Vector>: Fn(u32) -> Option<(crate::Shape<V>, bool)> {}
-impl<V: Vector, L: Fn(u32) -> Option<(crate::Shape<V>, bool)>> Locate<V> for L {}
+/// An object's shape now by its slot, `None` where it is not filed.
+pub(crate) trait Locate<V: Vector>: Fn(u32) -> Option<crate::Shape<V>> {}
+impl<V: Vector, L: Fn(u32) -> Option<crate::Shape<V>>> Locate<V> for L {}
 
-/// A piece of a refit: the positions from `first`, their boxes and
-/// flags.
+/// A piece of a refit: the positions `first..end` and their boxes.
 struct FollowPiece<'a> {
     first: usize,
+    end: usize,
     lo: [&'a mut [f32]; 3],
     hi: [&'a mut [f32]; 3],
-    is_static: &'a mut [bool],
 }
 
 impl FollowPiece<'_> {
@@ -775,7 +771,7 @@ impl FollowPiece<'_> {
         } = *ctx;
         let d = V::DIM;
         let mut stats = NO_STATS;
-        let (first, end) = (self.first, self.first + self.is_static.len());
+        let (first, end) = (self.first, self.end);
         // Where the store fits the caches, the hints only cost.
         let ask = slot.len() >= ASK_FROM;
         for &l in used {
@@ -797,13 +793,12 @@ impl FollowPiece<'_> {
                 // ahead: it is in slot order, the grid in space's). The
                 // lanes past the batch repeat its first object.
                 let mut shapes = [crate::Shape::Box(crate::Aabb::<V>::empty()); BATCH];
-                let mut statics = [false; BATCH];
                 for j in 0..k {
                     let p = p0 + j;
                     if ask && let Some(&ahead) = slot.get(p + FOLLOW_AHEAD) {
-                        (follow.prefetch)(ahead);
+                        (follow.prefetch)(ahead & !STATIC_BIT);
                     }
-                    (shapes[j], statics[j]) = (follow.locate)(slot[p])?;
+                    shapes[j] = (follow.locate)(slot[p] & !STATIC_BIT)?;
                 }
                 for j in k..BATCH {
                     shapes[j] = shapes[0];
@@ -870,7 +865,6 @@ impl FollowPiece<'_> {
                     self.lo[a][q..q + k].copy_from_slice(&lo[a][..k]);
                     self.hi[a][q..q + k].copy_from_slice(&hi[a][..k]);
                 }
-                self.is_static[q..q + k].copy_from_slice(&statics[..k]);
                 p0 += k;
             }
             stats[l as usize] = (out, movers);
@@ -887,7 +881,6 @@ impl Grid {
             + self.src_key.capacity()
             + self.cell_start.capacity())
             * 4
-            + self.is_static.capacity()
             + self.levels.capacity() * size_of::<Level>()
             + self.used.capacity() * 4
     }
@@ -924,8 +917,8 @@ impl Grid {
         self.ok
     }
 
-    /// Sorts the objects of `items` (entries whose slot is `NONE` are
-    /// room, skipped) into the grid, on this thread, or follows them
+    /// Sorts the objects of `items` (entries of room,
+    /// [`Item::is_room`], skipped) into the grid, on this thread, or follows them
     /// where they moved since the last sort (a refit, which reads the
     /// objects through `follow` and does not call `items`). Leaves it
     /// unbuilt (see [`Grid::is_built`]) when it would be too crowded to
@@ -1099,16 +1092,15 @@ impl Grid {
         };
         let mut lo = self.lo.each_mut().map(|v| split_at_all(v, cuts));
         let mut hi = self.hi.each_mut().map(|v| split_at_all(v, cuts));
-        let mut st = split_at_all(&mut self.is_static, cuts);
         // In an array, not a `Vec`: a refit allocates nothing.
         let mut pieces: [Option<FollowPiece<'_>>; MAX_PARTS] = core::array::from_fn(|_| None);
         for (i, p) in pieces.iter_mut().enumerate().take(parts) {
             let piece = "a piece per part";
             *p = Some(FollowPiece {
                 first: (i * step).min(n),
+                end: ((i + 1) * step).min(n),
                 lo: core::array::from_fn(|a| lo[a].next().expect(piece)),
                 hi: core::array::from_fn(|a| hi[a].next().expect(piece)),
-                is_static: st.next().expect(piece),
             });
         }
         let pieces = (0..parts).map(move |i| pieces[i].take().expect("a piece per part"));
@@ -1296,7 +1288,6 @@ impl Grid {
             }
         }
         self.slot.resize(n, NONE);
-        self.is_static.resize(n, false);
         // The scatter, backward (stable: cell_start[k] ends as the start
         // of cell k), cut by destination: pieces of about equal numbers of
         // objects, each a range of cells and so of positions.
@@ -1329,7 +1320,6 @@ impl Grid {
         let mut lo = self.lo.each_mut().map(|v| split_at_all(v, at));
         let mut hi = self.hi.each_mut().map(|v| split_at_all(v, at));
         let mut slot = split_at_all(&mut self.slot, at);
-        let mut st = split_at_all(&mut self.is_static, at);
         let mut next = move || {
             let piece = "a piece per part";
             (
@@ -1337,11 +1327,10 @@ impl Grid {
                 core::array::from_fn(|a| lo[a].next().expect(piece)),
                 core::array::from_fn(|a| hi[a].next().expect(piece)),
                 slot.next().expect(piece),
-                st.next().expect(piece),
             )
         };
         (0..cut_cells.len()).map(move |i| {
-            let (cell_end, lo, hi, slot, is_static) = next();
+            let (cell_end, lo, hi, slot) = next();
             Piece {
                 first_cell: cut_cells[i] as u32,
                 first_pos: cut_pos[i] as u32,
@@ -1349,7 +1338,6 @@ impl Grid {
                 lo,
                 hi,
                 slot,
-                is_static,
             }
         })
     }
@@ -1558,8 +1546,8 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         // objects 5-10% slower).
         if g.n >= ASK_FROM {
             for &[i, j] in cand.iter() {
-                store.prefetch_slot(g.slot[i as usize]);
-                store.prefetch_slot(g.slot[j as usize]);
+                store.prefetch_slot(g.slot[i as usize] & !STATIC_BIT);
+                store.prefetch_slot(g.slot[j as usize] & !STATIC_BIT);
             }
         }
         // The tests without a branch on their outcome (about one box hit in
@@ -1573,8 +1561,9 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         for c in 0..cand.len() {
             let [i, j] = cand[c];
             let (i, j) = (i as usize, j as usize);
-            let (sa, sb) = (g.slot[i], g.slot[j]);
-            let moving = !(g.is_static[i] & g.is_static[j]);
+            let (ta, tb) = (g.slot[i], g.slot[j]);
+            let (sa, sb) = (ta & !STATIC_BIT, tb & !STATIC_BIT);
+            let moving = ta & tb & STATIC_BIT == 0;
             // The boxes met in the chunk test, on the grid's copies of
             // the objects' boxes.
             let hit = moving
@@ -2146,7 +2135,7 @@ mod tests {
     fn every_form_of_the_build_gives_the_same_grid() {
         fn arrays(g: &super::Grid) -> impl PartialEq + core::fmt::Debug + '_ {
             (
-                (&g.lo, &g.hi, &g.slot, &g.is_static),
+                (&g.lo, &g.hi, &g.slot),
                 (&g.cell_start, &g.used, g.n, g.origin),
             )
         }

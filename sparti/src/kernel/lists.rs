@@ -34,9 +34,8 @@
 use core::cell::UnsafeCell;
 use std::sync::OnceLock;
 
-use crate::geometry::{Aabb, Vector};
+use crate::geometry::Vector;
 use crate::index::Item;
-use crate::store::NONE;
 
 /// A node's object list: `len` objects at `start` of [`Lists::items`], in
 /// room for `cap`. A list without room is `Block::default()` (start 0), so
@@ -150,11 +149,7 @@ fn slack(len: u32) -> u32 {
 
 /// An entry of the array's unused room.
 fn filler<V: Vector>() -> Item<V> {
-    Item {
-        aabb: Aabb::empty(),
-        slot: NONE,
-        is_static: false,
-    }
+    Item::room()
 }
 
 impl<V: Vector> Lists<V> {
@@ -316,7 +311,7 @@ impl<V: Vector> Lists<V> {
         items[last] = filler();
         b.len -= 1;
         self.objects -= 1;
-        let moved = (at != last).then(|| self.items.get_mut()[at].slot);
+        let moved = (at != last).then(|| self.items.get_mut()[at].slot());
         if b.len == 0 {
             // An empty list keeps no room: most empty nodes are leaves
             // waiting to be pruned.
@@ -417,17 +412,18 @@ impl<V: Vector> Lists<V> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::geometry::Aabb;
     use glam::Vec3;
 
     fn item(slot: u32) -> Item<Vec3> {
-        Item {
-            aabb: Aabb {
+        Item::new(
+            Aabb {
                 min: Vec3::splat(slot as f32),
                 max: Vec3::splat(slot as f32 + 1.0),
             },
             slot,
-            is_static: false,
-        }
+            false,
+        )
     }
 
     /// A rewrite leaves a large list room for 1/8 more objects, which the
@@ -459,7 +455,7 @@ mod tests {
         let slots = |b: Block, lists: &mut Lists<Vec3>| {
             lists.as_is()[b.range()]
                 .iter()
-                .map(|it| it.slot)
+                .map(|it| it.slot())
                 .collect::<Vec<_>>()
         };
         assert_eq!(
@@ -470,7 +466,7 @@ mod tests {
         assert!(
             lists.as_is()[big.range().end..(big.start + big.cap) as usize]
                 .iter()
-                .all(|it| it.slot == NONE),
+                .all(|it| it.is_room()),
             "the slack holds fillers"
         );
         let start = big.start;

@@ -1342,7 +1342,7 @@ fn follow<'a, V: Vector, T>(
         locate: move |slot| {
             let s = store.get_slot(slot)?;
             let o = s.get().filter(|_| s.node != NONE)?;
-            Some((o.shape, o.is_static))
+            Some(o.shape)
         },
         prefetch: move |slot| store.prefetch_slot(slot),
     }
@@ -1470,11 +1470,11 @@ impl Moved {
 fn write_every_box<V: Vector, T>(items: &mut [crate::index::Item<V>], store: &Store<Object<V, T>>) {
     for i in 0..items.len() {
         if let Some(ahead) = items.get(i + WRITE_AHEAD) {
-            store.prefetch_slot(ahead.slot);
+            store.prefetch_slot(ahead.slot());
         }
         let it = &mut items[i];
-        if it.slot != NONE {
-            it.aabb = store.obj(it.slot).aabb();
+        if !it.is_room() {
+            it.aabb = store.obj(it.slot()).aabb();
         }
     }
 }

@@ -117,7 +117,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
         let block = self.nodes[n as usize].pool().items;
         let base = self.lists.extend(block, its);
         for (i, it) in its.iter().enumerate() {
-            place[it.slot as usize] = (n, base + i as u32);
+            place[it.slot() as usize] = (n, base + i as u32);
         }
     }
 
@@ -202,9 +202,9 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
             let mut i = 0;
             while i < self.nodes[n as usize].block().len() {
                 let it = self.items_as_is(n)[i];
-                if lift(&self.box_of(it.slot)) {
+                if lift(&self.box_of(it.slot())) {
                     self.unfile_at(n, i);
-                    lifted.push((n, it.slot));
+                    lifted.push((n, it.slot()));
                 } else {
                     i += 1;
                 }
@@ -229,14 +229,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
         self.mark_node(n);
         let is_static = self.store.obj(slot).is_static;
         let block = self.nodes[n as usize].pool().items;
-        let pos = self.lists.push(
-            block,
-            Item {
-                aabb,
-                slot,
-                is_static,
-            },
-        );
+        let pos = self.lists.push(block, Item::new(aabb, slot, is_static));
         let s = self.store.slot_mut(slot);
         s.node = n;
         s.pos = pos;
@@ -301,11 +294,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
             if !fits(&aabb) {
                 return None;
             }
-            items.push(Item {
-                aabb,
-                slot,
-                is_static: o.is_static,
-            });
+            items.push(Item::new(aabb, slot, o.is_static));
         }
         Some(items)
     }

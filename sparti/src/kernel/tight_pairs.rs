@@ -399,7 +399,7 @@ where
     #[inline(always)]
     fn test(&mut self, a: &Item<V>, b: &Item<V>) {
         self.counters.pair_tests += 1;
-        if a.aabb.intersects(&b.aabb) & !(a.is_static & b.is_static) {
+        if a.aabb.intersects(&b.aabb) & !(a.is_static() & b.is_static()) {
             self.overlap(a, b);
         }
     }
@@ -407,7 +407,7 @@ where
     #[inline(never)]
     fn overlap(&mut self, a: &Item<V>, b: &Item<V>) {
         self.counters.shape_tests += 1;
-        report_pair(self.store, self.matrix, a.slot, b.slot, self.f);
+        report_pair(self.store, self.matrix, a.slot(), b.slot(), self.f);
     }
 
     /// A node's objects against each other and against the ancestor

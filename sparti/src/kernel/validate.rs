@@ -128,7 +128,7 @@ pub(crate) fn check_tree<V: Vector, T, S: Family<V, T>>(s: &S) -> Result<(), Val
 impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
     /// The item's slot points back to it and its copies are up to date.
     fn check_item(&self, n: u32, pos: usize, it: &Item<V>) -> Result<(), ValidationError> {
-        let s = self.store.slot(it.slot);
+        let s = self.store.slot(it.slot());
         let Some(o) = s.get() else {
             return Err(ValidationError(format!(
                 "node {n} item {pos} names a free slot"
@@ -140,7 +140,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
         );
         ensure!(it.aabb == o.aabb(), "node {n} item {pos} box out of date");
         ensure!(
-            it.is_static == o.is_static,
+            it.is_static() == o.is_static,
             "node {n} item {pos} static flag out of date"
         );
         Ok(())
@@ -243,10 +243,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
                 blocks.push((b.start, b.cap, n as u32));
             }
             for it in &items[b.range().end..(b.start + b.cap) as usize] {
-                ensure!(
-                    it.slot == NONE,
-                    "node {n}: an object past the end of its list"
-                );
+                ensure!(it.is_room(), "node {n}: an object past the end of its list");
             }
         }
         let held: usize = blocks.iter().map(|b| b.1 as usize).sum();

@@ -306,11 +306,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                 let o = self.core.store.obj(slot);
                 let aabb = o.aabb();
                 if t == 0 || (Self::in_cell(&cell, aabb.center()) && loose.contains(&aabb)) {
-                    group.push(crate::index::Item {
-                        aabb,
-                        slot,
-                        is_static: o.is_static,
-                    });
+                    group.push(crate::index::Item::new(aabb, slot, o.is_static));
                 } else {
                     misfits.push(slot);
                 }
@@ -330,7 +326,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                 core.lists.extend(&mut core.nodes[n as usize].items, &group)
             };
             for (q, it) in group.iter().enumerate() {
-                let s = self.core.store.slot_mut(it.slot);
+                let s = self.core.store.slot_mut(it.slot());
                 s.node = n;
                 s.pos = base + q as u32;
             }
@@ -431,10 +427,10 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let mut i = 0;
         while i < self.core.nodes[old as usize].items.len() {
             let it = self.core.items_as_is(old)[i];
-            let aabb = self.core.box_of(it.slot);
+            let aabb = self.core.box_of(it.slot());
             if Self::extent(&aabb).1 > pad {
                 self.core.unfile_at(old, i);
-                self.core.file(new, it.slot, aabb);
+                self.core.file(new, it.slot(), aabb);
             } else {
                 i += 1;
             }
@@ -512,12 +508,12 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let mut i = 0;
         while i < self.core.nodes[n as usize].items.len() {
             let it = self.core.items_as_is(n)[i];
-            let aabb = self.core.box_of(it.slot);
+            let aabb = self.core.box_of(it.slot());
             let node = &self.core.nodes[n as usize];
             let (p, e) = Self::extent(&aabb);
             if self.deeper(node, &aabb, p, e).is_some() {
                 self.core.unfile_at(n, i);
-                work.push((n, it.slot));
+                work.push((n, it.slot()));
             } else {
                 i += 1;
             }

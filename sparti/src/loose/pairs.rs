@@ -205,7 +205,7 @@ impl<V: Vector, T> Ctx<'_, V, T> {
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
     {
         self.counters.pair_tests += 1;
-        if a.aabb.intersects(&b.aabb) & !(a.is_static & b.is_static) {
+        if a.aabb.intersects(&b.aabb) & !(a.is_static() & b.is_static()) {
             self.overlap(a, b, f);
         }
     }
@@ -216,7 +216,7 @@ impl<V: Vector, T> Ctx<'_, V, T> {
         F: FnMut(Handle, Handle, &Object<V, T>, &Object<V, T>),
     {
         self.counters.shape_tests += 1;
-        report_pair(self.store, self.matrix, a.slot, b.slot, f);
+        report_pair(self.store, self.matrix, a.slot(), b.slot(), f);
     }
 
     /// Runs one task of the plan.

@@ -112,7 +112,7 @@ impl<V: Vector, T> Orthtree<V, T> {
                 // Many objects on the split planes: in Z order of their
                 // centres, so that the queries' chunks of them are compact.
                 let cell = self.core.nodes[n as usize].bounds;
-                stays.sort_by_cached_key(|it| (z_order(&cell, it.aabb.center()), it.slot));
+                stays.sort_by_cached_key(|it| (z_order(&cell, it.aabb.center()), it.slot()));
             }
             self.core.file_all(n, stays, &mut place);
             for k in 0..stay {
@@ -317,9 +317,9 @@ impl<V: Vector, T> Orthtree<V, T> {
         while i < self.core.nodes[n as usize].items.len() {
             let it = self.core.items_as_is(n)[i];
             let node = &self.core.nodes[n as usize];
-            if Self::octant_of(node, &self.core.box_of(it.slot)).is_some() {
+            if Self::octant_of(node, &self.core.box_of(it.slot())).is_some() {
                 self.core.unfile_at(n, i);
-                work.push((n, it.slot));
+                work.push((n, it.slot()));
             } else {
                 i += 1;
             }

@@ -102,7 +102,7 @@ mod tests {
             .find(|&c| c != NONE && live(c) && t.core.nodes[c as usize].child_count > 0)
             .unwrap();
         let n = corruption::first_filled(&t.core, c);
-        (c, n, t.core.items(n)[0].slot)
+        (c, n, t.core.items(n)[0].slot())
     }
 
     #[test]
@@ -149,7 +149,7 @@ mod tests {
         breaks("fits a child", |t| {
             // Shrink the straddling object in place, into one quadrant.
             let root = t.core.root;
-            let slot = t.core.items(root)[0].slot;
+            let slot = t.core.items(root)[0].slot();
             corruption::reshape(&mut t.core, slot, Shape::sphere(Vec2::new(20.0, 20.0), 1.0));
         });
         breaks("box out of date", |t| {
@@ -158,7 +158,7 @@ mod tests {
         });
         breaks("static flag", |t| {
             let root = t.core.root;
-            t.core.items_mut(root)[0].is_static = true;
+            t.core.items_mut(root)[0].set_static(true);
         });
         breaks("points elsewhere", |t| {
             let (_, _, slot) = child_node_and_slot(t);

@@ -16,6 +16,7 @@ use super::lanes::with_avx2;
 use super::lanes::{Slab, Test};
 use super::{Grid, Kind, LANES, Query, valid};
 use crate::geometry::{Aabb, Ray, Vector};
+use crate::index::STATIC_BIT;
 
 /// How far a query's box is grown on each side, relative to its largest
 /// coordinate: far above the rounding of the region's own tests (a few
@@ -82,7 +83,7 @@ impl Grid {
     /// The store slot at position `j`.
     #[inline]
     pub(crate) fn slot_at(&self, j: usize) -> u32 {
-        self.slot[j]
+        self.slot[j] & !STATIC_BIT
     }
 
     /// Calls `f(j)` for each position `j` of the rows `s..e` of `rows`
@@ -440,7 +441,7 @@ impl Grid {
         };
         let mut want: Vec<_> = items
             .iter()
-            .filter(|it| it.slot != crate::store::NONE)
+            .filter(|it| !it.is_room())
             .map(|it| {
                 let mut lo = [0f32; 3];
                 let mut hi = [0f32; 3];
@@ -448,7 +449,7 @@ impl Grid {
                     lo[a] = it.aabb.min.get(a);
                     hi[a] = it.aabb.max.get(a);
                 }
-                key(it.slot, lo, hi, it.is_static)
+                key(it.slot(), lo, hi, it.is_static())
             })
             .collect();
         let mut have: Vec<_> = (0..self.n)
@@ -459,7 +460,12 @@ impl Grid {
                     lo[a] = self.lo[a][j];
                     hi[a] = self.hi[a][j];
                 }
-                key(self.slot[j], lo, hi, self.is_static[j])
+                key(
+                    self.slot[j] & !STATIC_BIT,
+                    lo,
+                    hi,
+                    self.slot[j] & STATIC_BIT != 0,
+                )
             })
             .collect();
         want.sort_unstable();
