@@ -73,6 +73,8 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
         for d in &descs {
             checked_aabb(&d.shape)?;
         }
+        // Room for the whole batch first: on error nothing is inserted.
+        self.store.room_for(descs.len())?;
         let mut out = Vec::with_capacity(descs.len());
         for d in descs {
             out.push(self.insert(d)?);

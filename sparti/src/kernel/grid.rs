@@ -626,8 +626,9 @@ impl Piece<'_> {
     ///
     /// With `gather` (from [`GATHER_FROM`] objects), in two passes: the
     /// scatter writes only each position's object index (in `slot`), then
-    /// a pass in position order reads each object and writes its box, slot
-    /// and flag. Random writes to every array (eight in 3D) become random
+    /// a pass in position order reads each object and writes its box and
+    /// slot (with its flag). Random writes to every array (seven in 3D; eight
+    /// when this was measured, with a separate array of flags) become random
     /// writes to one and independent reads, whose misses overlap (measured
     /// at a million objects: the scatter 27 -> 16 ms in a fresh 3D build;
     /// below a hundred thousand, where the arrays stay in the cache, the
@@ -722,7 +723,7 @@ struct FollowPiece<'a> {
 }
 
 impl FollowPiece<'_> {
-    /// The piece's objects' boxes and flags now, and per level how far
+    /// The piece's objects' boxes now, and per level how far
     /// they stick out of their cells and how many left their cells;
     /// `None` where one is not filed or sticks out past its level's
     /// limit. Compiled for AVX2 where the processor has it
@@ -1067,7 +1068,7 @@ impl Grid {
     }
 
     /// The grid as a refit reads it, and its positions cut into `parts`
-    /// pieces (their boxes and flags, which the refit writes).
+    /// pieces (their boxes, which the refit writes).
     fn follow_pieces(
         &mut self,
         parts: usize,
