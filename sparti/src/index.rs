@@ -1027,7 +1027,20 @@ pub(crate) struct Item<V: Vector> {
 
 /// The static flag's bit in an [`Item`]'s tag (and in the grid's
 /// slots): the other bits are the slot.
-pub(crate) const STATIC_BIT: u32 = 1 << 31;
+const STATIC_BIT: u32 = 1 << 31;
+
+/// The slot of a tag (an [`Item`]'s, or one of the grid's slots).
+#[inline]
+pub(crate) fn slot_of(tag: u32) -> u32 {
+    tag & !STATIC_BIT
+}
+
+/// Whether a tag's object is static (of two tags `a & b`: whether both
+/// are).
+#[inline]
+pub(crate) fn static_of(tag: u32) -> bool {
+    tag & STATIC_BIT != 0
+}
 
 impl<V: Vector> Item<V> {
     /// The entry of the object in `slot` (below [`crate::store::SLOTS`]).
@@ -1052,7 +1065,7 @@ impl<V: Vector> Item<V> {
     /// The object's slot in the store.
     #[inline]
     pub fn slot(&self) -> u32 {
-        self.tag & !STATIC_BIT
+        slot_of(self.tag)
     }
 
     /// The slot and the static flag in one: the slot with [`STATIC_BIT`]
@@ -1065,7 +1078,7 @@ impl<V: Vector> Item<V> {
     /// Whether the object is static.
     #[inline]
     pub fn is_static(&self) -> bool {
-        self.tag & STATIC_BIT != 0
+        static_of(self.tag)
     }
 
     /// Whether the entry is unused room rather than an object's.

@@ -85,7 +85,7 @@ pub(crate) use lanes::Kind;
 use lanes::{Boxes, Query};
 
 use crate::geometry::{BATCH, Vector, boxes_of};
-use crate::index::{Item, STATIC_BIT, report_found};
+use crate::index::{Item, report_found, slot_of, static_of};
 use crate::store::{NONE, Store};
 use crate::{Counters, Handle, LayerMatrix, Object};
 
@@ -224,8 +224,9 @@ pub(crate) struct Grid {
     /// [`LANES`] empty boxes so that a chunk can always be loaded.
     lo: [Vec<f32>; 3],
     hi: [Vec<f32>; 3],
-    /// Store slots in grid order, each with its object's static flag in
-    /// [`STATIC_BIT`] (as the list entries keep them: an object's flag
+    /// Store slots in grid order, each with its object's static flag, as
+    /// [`Item::tag`] (read with [`slot_of`] and [`static_of`]; as the list
+    /// entries keep them: an object's flag
     /// never changes, so a refit leaves them as they are).
     slot: Vec<u32>,
     /// Cell numbers of the objects in list order (the sort's input).
@@ -797,9 +798,9 @@ impl FollowPiece<'_> {
                 for j in 0..k {
                     let p = p0 + j;
                     if ask && let Some(&ahead) = slot.get(p + FOLLOW_AHEAD) {
-                        (follow.prefetch)(ahead & !STATIC_BIT);
+                        (follow.prefetch)(slot_of(ahead));
                     }
-                    shapes[j] = (follow.locate)(slot[p] & !STATIC_BIT)?;
+                    shapes[j] = (follow.locate)(slot_of(slot[p]))?;
                 }
                 for j in k..BATCH {
                     shapes[j] = shapes[0];
@@ -918,9 +919,9 @@ impl Grid {
         self.ok
     }
 
-    /// Sorts the objects of `items` (entries of room,
-    /// [`Item::is_room`], skipped) into the grid, on this thread, or follows them
-    /// where they moved since the last sort (a refit, which reads the
+    /// Sorts the objects of `items` (entries of room, [`Item::is_room`],
+    /// skipped) into the grid, on this thread, or follows them where
+    /// they moved since the last sort (a refit, which reads the
     /// objects through `follow` and does not call `items`). Leaves it
     /// unbuilt (see [`Grid::is_built`]) when it would be too crowded to
     /// pay (module docs): the caller searches its tree.
@@ -1547,8 +1548,8 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         // objects 5-10% slower).
         if g.n >= ASK_FROM {
             for &[i, j] in cand.iter() {
-                store.prefetch_slot(g.slot[i as usize] & !STATIC_BIT);
-                store.prefetch_slot(g.slot[j as usize] & !STATIC_BIT);
+                store.prefetch_slot(slot_of(g.slot[i as usize]));
+                store.prefetch_slot(slot_of(g.slot[j as usize]));
             }
         }
         // The tests without a branch on their outcome (about one box hit in
@@ -1563,8 +1564,8 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
             let [i, j] = cand[c];
             let (i, j) = (i as usize, j as usize);
             let (ta, tb) = (g.slot[i], g.slot[j]);
-            let (sa, sb) = (ta & !STATIC_BIT, tb & !STATIC_BIT);
-            let moving = ta & tb & STATIC_BIT == 0;
+            let (sa, sb) = (slot_of(ta), slot_of(tb));
+            let moving = !static_of(ta & tb);
             // The boxes met in the chunk test, on the grid's copies of
             // the objects' boxes.
             let hit = moving

@@ -16,7 +16,7 @@ use super::lanes::with_avx2;
 use super::lanes::{Slab, Test};
 use super::{Grid, Kind, LANES, Query, valid};
 use crate::geometry::{Aabb, Ray, Vector};
-use crate::index::STATIC_BIT;
+use crate::index::{slot_of, static_of};
 
 /// How far a query's box is grown on each side, relative to its largest
 /// coordinate: far above the rounding of the region's own tests (a few
@@ -83,7 +83,7 @@ impl Grid {
     /// The store slot at position `j`.
     #[inline]
     pub(crate) fn slot_at(&self, j: usize) -> u32 {
-        self.slot[j] & !STATIC_BIT
+        slot_of(self.slot[j])
     }
 
     /// Calls `f(j)` for each position `j` of the rows `s..e` of `rows`
@@ -460,12 +460,7 @@ impl Grid {
                     lo[a] = self.lo[a][j];
                     hi[a] = self.hi[a][j];
                 }
-                key(
-                    self.slot[j] & !STATIC_BIT,
-                    lo,
-                    hi,
-                    self.slot[j] & STATIC_BIT != 0,
-                )
+                key(slot_of(self.slot[j]), lo, hi, static_of(self.slot[j]))
             })
             .collect();
         want.sort_unstable();
