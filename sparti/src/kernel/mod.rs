@@ -390,7 +390,10 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
 
     /// Brings the query boxes and the grid up to date now (the build
     /// step): the queries use the grid from now until the next change.
-    pub fn settle(&mut self) {
+    /// `survey`, where given, is that of every object in the lists (from
+    /// [`build_pending`]): a new sort of the grid starts from it instead
+    /// of reading every entry for it.
+    pub fn settle(&mut self, survey: Option<grid::Survey>) {
         let items = entries(&self.lists, &self.moved, &self.store, &self.nodes);
         let (nodes, root) = (&self.nodes, self.root);
         let (moved, store) = (&self.moved, &self.store);
@@ -399,7 +402,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
             s.refresh(nodes, items, root);
         });
         let follow = follow(&self.store, &self.pending);
-        self.grid.settle(|g| g.build_par(|| items, &follow));
+        self.grid.settle(|g| g.build_par(|| items, &follow, survey));
         self.grid_for_queries = true;
     }
 
@@ -851,8 +854,9 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     /// The refusal.
     fn admit(&self, aabb: &Aabb<V>) -> Result<(), Error>;
 
-    /// Makes the first root, around the queued objects.
-    fn first_root(&mut self);
+    /// Makes the first root, around the queued objects; returns the survey
+    /// of them it made, if it made one.
+    fn first_root(&mut self) -> Option<PendingSurvey<V>>;
 
     /// The bulk build of a tree that holds nothing yet, the queued objects
     /// filed in one go (the tight trees and the BSP by a top-down
@@ -1017,6 +1021,10 @@ pub(crate) struct PendingSurvey<V: Vector> {
     /// size (points) fall back on the size of the region they span over
     /// 1,024, and an empty or one-point batch on 1.
     pub cell_size: f32,
+    /// The objects' largest sides by binary exponent (see [`side_bin`]).
+    bins: [u32; 512],
+    /// How many objects there are.
+    n: usize,
 }
 
 impl<V: Vector> PendingSurvey<V> {
@@ -1027,6 +1035,17 @@ impl<V: Vector> PendingSurvey<V> {
             (Some(w), Some(b)) => Some(w.union(&b)),
             (w, b) => w.or(b),
         }
+    }
+
+    /// What the grid's build would learn of these objects in its first
+    /// pass, where they are all the objects the grid sorts.
+    pub fn for_grid(&self) -> Option<grid::Survey> {
+        let span = self.span?;
+        let mut by_exp = [0u32; 256];
+        for (e, c) in by_exp.iter_mut().enumerate() {
+            *c = self.bins[2 * e] + self.bins[2 * e + 1];
+        }
+        Some(grid::Survey::new(span, by_exp, self.n))
     }
 }
 
@@ -1051,6 +1070,8 @@ pub(crate) fn survey_pending<V: Vector, T>(
     PendingSurvey {
         span,
         cell_size: auto_cell_size(&bins, pending.len(), span.as_ref()),
+        bins,
+        n: pending.len(),
     }
 }
 
@@ -1171,12 +1192,20 @@ const KEPT_QUEUE: usize = 4096;
 /// Builds the queued insertions into the tree: the first root around
 /// them if there is none, then a bulk build of a fresh tree, or each filed
 /// from the root.
-pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) {
+///
+/// Returns, where the tree held nothing before and its first root was made
+/// from a survey of the queued objects, that survey as the grid's build
+/// would make it (see [`Core::settle`]).
+pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) -> Option<grid::Survey> {
     if s.core().pending.is_empty() {
-        return;
+        return None;
     }
+    let mut survey = None;
     if s.core().root == NONE {
-        s.first_root();
+        // No tree: the lists hold nothing, and will hold the queued
+        // objects only.
+        debug_assert_eq!(s.core().lists.objects(), 0);
+        survey = s.first_root();
     }
     let pending = core::mem::take(&mut s.core_mut().pending);
     // Room for the batch at once (a bulk build fills the lists in one go,
@@ -1201,6 +1230,7 @@ pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) {
             .shrink_to(KEPT_QUEUE.max(core.lists.as_is().len() / 8));
     }
     core.tidy();
+    survey.and_then(|s| s.for_grid())
 }
 
 /// The [`Family`] methods every family writes as inherent methods of the
@@ -1212,8 +1242,8 @@ macro_rules! forward_family_methods {
             $ty::admit(self, aabb)
         }
 
-        fn first_root(&mut self) {
-            $ty::first_root(self);
+        fn first_root(&mut self) -> Option<$crate::kernel::PendingSurvey<V>> {
+            $ty::first_root(self)
         }
 
         fn build_fresh(&mut self, pending: &[u32]) -> bool {
@@ -1680,12 +1710,14 @@ macro_rules! impl_spatial_index {
             }
 
             fn flush(&mut self) {
-                $crate::kernel::build_pending(self);
-                $crate::kernel::Family::core_mut(self).settle();
+                let survey = $crate::kernel::build_pending(self);
+                $crate::kernel::Family::core_mut(self).settle(survey);
             }
 
             fn end_frame(&mut self) {
-                $crate::kernel::build_pending(self);
+                // The grid is sorted later (by the first search): the
+                // survey is not kept for it.
+                let _ = $crate::kernel::build_pending(self);
                 let core = $crate::kernel::Family::core_mut(self);
                 core.age_idle_nodes();
                 core.tidy();
@@ -2030,6 +2062,55 @@ mod tests {
         }
         assert!(caps[0] >= 8_000, "{caps:?}");
         assert!(caps.windows(2).all(|w| w[0] == w[1]), "{caps:?}");
+    }
+
+    /// The survey a first build hands to the grid (so that the grid's sort
+    /// skips its own first pass) is the one the grid would make of the
+    /// lists: the same box, count and sizes by exponent, for every family
+    /// that surveys, with points, huge and tiny objects, sides at powers of
+    /// two and objects far from the origin. A later build, and a family
+    /// that made its root without a survey, hand none.
+    #[test]
+    fn the_survey_handed_to_the_grid_is_the_grids_own() {
+        use crate::kernel::{Family, build_pending, grid::Survey};
+        fn check<S: SpatialIndex<Vec3, u32> + Family<Vec3, u32>>(mut t: S, surveys: bool) {
+            let shapes = [
+                Shape::sphere(Vec3::new(1.0, 2.0, 3.0), 0.5),
+                Shape::sphere(Vec3::new(-7.0, 0.25, 9.0), 0.0),
+                Shape::cuboid(Vec3::new(3.0, 3.0, 3.0), Vec3::new(2.0, 0.5, 0.125)),
+                Shape::cuboid(Vec3::splat(-1.0e6), Vec3::splat(3.0e5)),
+                Shape::sphere(Vec3::new(1.0e-30, 0.0, -1.0e-30), 1.0e-38),
+                Shape::sphere(Vec3::new(5.0, -5.0, 5.0), 4.0),
+            ];
+            let descs = (0..60u32)
+                .map(|i| {
+                    let s = shapes[i as usize % shapes.len()];
+                    let step = Vec3::new(i as f32 * 0.75, -(i as f32), (i % 7) as f32);
+                    ObjectDesc::new(s.translated(step), i).with_static(i % 3 == 0)
+                })
+                .collect();
+            t.insert_many(descs).expect("valid objects");
+            let survey = build_pending(&mut t);
+            assert_eq!(survey.is_some(), surveys);
+            if let Some(s) = survey {
+                assert_eq!(s, Survey::of(Family::core(&t).entries()));
+            }
+            t.flush();
+            t.validate().expect("valid");
+            t.insert(ObjectDesc::new(Shape::sphere(Vec3::ONE, 1.0), 99))
+                .expect("valid");
+            assert_eq!(build_pending(&mut t), None, "a later build");
+        }
+        check(Orthtree::<Vec3, u32>::new(), true);
+        check(LooseOrthtree::<Vec3, u32>::new(), true);
+        check(Bsp::<Vec3, u32>::new(), true);
+        let world = Aabb::new(Vec3::splat(-2.0e6), Vec3::splat(2.0e6)).expect("finite");
+        let bsp = Bsp::with_config(crate::BspConfig {
+            world: Some(world),
+            ..Default::default()
+        })
+        .expect("valid");
+        check(bsp, false);
     }
 
     /// Objects moved one by one in slot order (the runs that prefetch

@@ -3,6 +3,7 @@
 
 use super::{LooseOrthtree, Node};
 use crate::geometry::{Aabb, Vector};
+use crate::kernel::PendingSurvey;
 use crate::orthtree::within_limits;
 use crate::store::NONE;
 use crate::{Error, OutOfBounds};
@@ -46,7 +47,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// Makes the first root, around the queued objects (and the preset
     /// world, when the minimum node size was left to this build to
     /// choose, from the queued objects).
-    pub(crate) fn first_root(&mut self) {
+    pub(crate) fn first_root(&mut self) -> Option<PendingSurvey<V>> {
         let survey = crate::kernel::survey_pending(&self.core.store, &self.core.pending);
         let mut preset = None;
         if self.pads.is_empty() {
@@ -56,6 +57,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         if let Some(w) = survey.world_with(preset) {
             self.make_root(&w);
         }
+        Some(survey)
     }
 
     /// Files one queued object: the root grows to it, then it descends.
