@@ -145,7 +145,7 @@ impl<V: Vector, T> Bsp<V, T> {
     /// root's face, not on a split plane through their middle). With the
     /// survey it comes from.
     fn world_of_pending(&self) -> (Aabb<V>, PendingSurvey<V>) {
-        let survey = crate::kernel::survey_pending(&self.core.store, &self.core.pending);
+        let survey = crate::kernel::queued_survey(&self.core);
         let Some(mut w) = survey.span else {
             unreachable!("the first root is made for queued objects");
         };

@@ -48,10 +48,10 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// world, when the minimum node size was left to this build to
     /// choose, from the queued objects).
     pub(crate) fn first_root(&mut self) -> Option<PendingSurvey<V>> {
-        let survey = crate::kernel::survey_pending(&self.core.store, &self.core.pending);
+        let survey = crate::kernel::queued_survey(&self.core);
         let mut preset = None;
         if self.pads.is_empty() {
-            self.set_min_node_size(survey.cell_size);
+            self.set_min_node_size(survey.cell_size());
             preset = self.config.world;
         }
         if let Some(w) = survey.world_with(preset) {

@@ -28,9 +28,9 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// Makes the first root, around the queued objects (choosing the
     /// minimum node size from them if it was left automatic).
     pub(crate) fn first_root(&mut self) -> Option<PendingSurvey<V>> {
-        let survey = crate::kernel::survey_pending(&self.core.store, &self.core.pending);
+        let survey = crate::kernel::queued_survey(&self.core);
         if self.config.min_node_size == 0.0 {
-            self.config.min_node_size = survey.cell_size;
+            self.config.min_node_size = survey.cell_size();
         }
         if let Some(w) = survey.world_with(self.config.world) {
             self.make_root(&w);
