@@ -2198,7 +2198,7 @@ mod tests {
         fn check<S: SpatialIndex<Vec3, u32> + Family<Vec3, u32>>(mut t: S) {
             let desc = |i: u32| {
                 let c = Vec3::new(i as f32 * 1.5, (i % 5) as f32 * -2.0, 3.0);
-                let shape = if i % 3 == 0 {
+                let shape = if i.is_multiple_of(3) {
                     Shape::cuboid(c, Vec3::new(0.5, 2.0, 0.25))
                 } else {
                     Shape::sphere(c, 0.25 + (i % 4) as f32)
