@@ -8,6 +8,7 @@ use crate::Error;
 use crate::OutOfBounds;
 use crate::geometry::{Aabb, Vector};
 use crate::index::Item;
+use crate::kernel::PendingSurvey;
 use crate::orthtree::within_limits;
 use crate::store::NONE;
 use crate::traverse::z_order;
@@ -36,12 +37,16 @@ impl<V: Vector, T> Bsp<V, T> {
     }
 
     /// Makes the first root, around the queued objects.
-    pub(crate) fn first_root(&mut self) {
-        let world = match self.config.world {
-            Some(w) => w,
-            None => self.world_of_pending(),
+    pub(crate) fn first_root(&mut self) -> Option<PendingSurvey<V>> {
+        let (world, survey) = match self.config.world {
+            Some(w) => (w, None),
+            None => {
+                let (w, survey) = self.world_of_pending();
+                (w, Some(survey))
+            }
         };
         self.core.root = self.alloc_node(world, NONE, None, 0);
+        survey
     }
 
     /// Files one queued object: the root grows to it, then it descends.
@@ -137,10 +142,11 @@ impl<V: Vector, T> Bsp<V, T> {
     /// The root of a tree without a preset world: the bounds of the queued
     /// objects, each side below the minimum dimension widened to it upwards
     /// from the smallest corner (so objects on a ground plane lie on the
-    /// root's face, not on a split plane through their middle).
-    fn world_of_pending(&self) -> Aabb<V> {
-        let Some(mut w) = crate::kernel::survey_pending(&self.core.store, &self.core.pending).span
-        else {
+    /// root's face, not on a split plane through their middle). With the
+    /// survey it comes from.
+    fn world_of_pending(&self) -> (Aabb<V>, PendingSurvey<V>) {
+        let survey = crate::kernel::queued_survey(&self.core);
+        let Some(mut w) = survey.span else {
             unreachable!("the first root is made for queued objects");
         };
         let m = self.config.min_dimension;
@@ -150,7 +156,7 @@ impl<V: Vector, T> Bsp<V, T> {
                 w.max = w.max.with(i, top);
             }
         }
-        w
+        (w, survey)
     }
 
     /// Grows the root towards `aabb` until it contains it.

@@ -29,8 +29,7 @@ impl<V: Vector, T> Bsp<V, T> {
         }
         if self.core.store.slot(m.slot).node == NONE {
             // Still queued: the build will place it.
-            let o = self.core.store.obj_mut(m.slot);
-            o.shape = m.shape;
+            self.core.set_queued_shape(m.slot, m.shape);
             return Ok(());
         }
         // The place is read after any growth, which may have lifted the object.

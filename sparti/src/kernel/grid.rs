@@ -471,7 +471,8 @@ fn split_at_all<'a, X>(mut s: &'a mut [X], at: &[usize]) -> impl Iterator<Item =
 
 /// The first pass of a build over some objects: the box around them,
 /// their number and their sizes by binary exponent.
-struct Survey {
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Survey {
     lo: [f32; 3],
     hi: [f32; 3],
     by_exp: [u32; 256],
@@ -486,7 +487,21 @@ impl Survey {
         n: 0,
     };
 
-    fn of<V: Vector>(items: &[Item<V>]) -> Self {
+    /// The survey of `n` objects whose boxes span `span`, with
+    /// `by_exp[e]` of them whose largest side has exponent byte `e`.
+    pub fn new<V: Vector>(span: crate::Aabb<V>, by_exp: [u32; 256], n: usize) -> Self {
+        let mut s = Self::EMPTY;
+        for a in 0..V::DIM {
+            s.lo[a] = span.min.get(a);
+            s.hi[a] = span.max.get(a);
+        }
+        s.by_exp = by_exp;
+        s.n = n;
+        s
+    }
+
+    /// The survey of the objects of `items` (room skipped).
+    pub fn of<V: Vector>(items: &[Item<V>]) -> Self {
         let mut lo = V::splat(f32::INFINITY);
         let mut hi = V::splat(f32::NEG_INFINITY);
         let mut by_exp = [0u32; 256];
@@ -501,14 +516,7 @@ impl Survey {
             let size = (it.aabb.max - it.aabb.min).max_element();
             by_exp[(size.to_bits() >> 23) as usize & 0xFF] += 1;
         }
-        let mut s = Self::EMPTY;
-        for a in 0..V::DIM {
-            s.lo[a] = lo.get(a);
-            s.hi[a] = hi.get(a);
-        }
-        s.by_exp = by_exp;
-        s.n = n;
-        s
+        Self::new(crate::Aabb { min: lo, max: hi }, by_exp, n)
     }
 
     fn merged(mut self, o: Self) -> Self {
@@ -545,9 +553,15 @@ impl<'a> Keyer<'a> {
     }
 
     /// The keys of `items` into `keys` (`NONE` for room: every entry is
-    /// written); per level, how far its objects stick out of their cells
-    /// and how many there are.
-    fn keys<V: Vector>(&self, items: &[Item<V>], keys: &mut [u32]) -> LevelStats {
+    /// written), each object's also to `each` (a count by cell, in a
+    /// build on one thread: one pass fewer); per level, how far its
+    /// objects stick out of their cells and how many there are.
+    fn keys<V: Vector>(
+        &self,
+        items: &[Item<V>],
+        keys: &mut [u32],
+        mut each: impl FnMut(u32),
+    ) -> LevelStats {
         let d = V::DIM;
         let top = self.levels.len() - 1;
         let mut stats = NO_STATS;
@@ -587,7 +601,9 @@ impl<'a> Keyer<'a> {
             let st = &mut stats[l];
             st.0 = st.0.max(out);
             st.1 += 1;
-            *slot_key = (u64::from(lv.base) + key) as u32;
+            let k = (u64::from(lv.base) + key) as u32;
+            *slot_key = k;
+            each(k);
         }
         stats
     }
@@ -930,7 +946,7 @@ impl Grid {
         items: impl FnOnce() -> &'i [Item<V>],
         follow: &Follow<L, P>,
     ) {
-        self.ok = self.refit(follow) || self.sort(items(), 1, follow);
+        self.ok = self.refit(follow) || self.sort(items(), 1, follow, None);
     }
 
     /// [`Grid::build`], its sort on rayon's threads where the feature is
@@ -939,14 +955,17 @@ impl Grid {
     /// thread: the objects' type need not be shared across threads. The
     /// parallel pair search refits on the threads: [`Grid::build_shared`].)
     /// The build step (`flush`) builds with it.
+    /// `survey`, where given, must be [`Survey::of`] the entries: a new
+    /// sort then skips that pass.
     pub fn build_par<'i, V: Vector, L: Locate<V>, P: Fn(u32)>(
         &mut self,
         items: impl FnOnce() -> &'i [Item<V>],
         follow: &Follow<L, P>,
+        survey: Option<Survey>,
     ) {
         self.ok = self.refit(follow) || {
             let items = items();
-            self.sort(items, build_parts(items.len()), follow)
+            self.sort(items, build_parts(items.len()), follow, survey)
         };
     }
 
@@ -959,7 +978,7 @@ impl Grid {
         follow: &Follow<L, P>,
     ) {
         let parts = build_parts(follow.filed);
-        self.ok = self.refit_par(follow, parts) || self.sort(items(), parts, follow);
+        self.ok = self.refit_par(follow, parts) || self.sort(items(), parts, follow, None);
     }
 
     /// A new sort of the objects ([`Grid::fill`]), which `follow`'s
@@ -969,11 +988,12 @@ impl Grid {
         items: &[Item<V>],
         parts: usize,
         follow: &Follow<L, P>,
+        survey: Option<Survey>,
     ) -> bool {
         self.epoch = follow.epoch;
         self.refits = 0;
         self.movers = 0;
-        self.fill(items, parts)
+        self.fill(items, parts, survey)
     }
 
     /// The grid follows its objects where they moved, without a new sort
@@ -1115,19 +1135,34 @@ impl Grid {
     /// scatter is cut by destination (each piece writes the cells of its
     /// own range, reading every object in the same order), so the order
     /// within a cell is the one-thread order.
-    fn fill<V: Vector>(&mut self, items: &[Item<V>], parts: usize) -> bool {
-        self.fill_in(items, parts, items.len() >= GATHER_FROM)
+    /// `survey`, where given, must be [`Survey::of`] `items`.
+    fn fill<V: Vector>(&mut self, items: &[Item<V>], parts: usize, survey: Option<Survey>) -> bool {
+        self.fill_in(items, parts, items.len() >= GATHER_FROM, survey)
     }
 
     /// [`Grid::fill`], its scatter in two passes where `gather` (see
-    /// [`Piece::scatter`]).
-    fn fill_in<V: Vector>(&mut self, items: &[Item<V>], parts: usize, gather: bool) -> bool {
+    /// [`Piece::scatter`]), from `survey` where given (it must be
+    /// [`Survey::of`] `items`).
+    fn fill_in<V: Vector>(
+        &mut self,
+        items: &[Item<V>],
+        parts: usize,
+        gather: bool,
+        survey: Option<Survey>,
+    ) -> bool {
         let d = V::DIM;
         let chunk = items.len().div_ceil(parts).max(1);
         // The box around every object, how many there are, and their sizes
         // by binary exponent.
-        let all =
-            fold_parts(items.chunks(chunk), Survey::of, Survey::merged).unwrap_or(Survey::EMPTY);
+        let all = match survey {
+            Some(s) => {
+                debug_assert!(s == Survey::of(items), "the survey given is the entries'");
+                s
+            }
+            None => {
+                fold_parts(items.chunks(chunk), Survey::of, Survey::merged).unwrap_or(Survey::EMPTY)
+            }
+        };
         let (lo, hi, n) = (all.lo, all.hi, all.n);
         self.n = n;
         self.used.clear();
@@ -1188,34 +1223,42 @@ impl Grid {
         // far they stick out of their cells.
         // Every entry is written by the keys' pass (`NONE` for room).
         self.src_key.resize(items.len(), NONE);
+        self.cell_start.clear();
+        self.cell_start.resize(cells + 1, 0);
+        let cell_chunk = cells.div_ceil(parts).max(1);
         let keyer = Keyer::over(&self.levels, self.origin);
-        let stats = fold_parts(
-            items.chunks(chunk).zip(self.src_key.chunks_mut(chunk)),
-            |(its, keys)| keyer.keys(its, keys),
-            merged_stats,
-        )
-        .unwrap_or(NO_STATS);
+        let stats = if parts == 1 {
+            // Objects per cell, counted as the keys are made.
+            let counts = &mut self.cell_start[..cells];
+            keyer.keys(items, &mut self.src_key, |k| counts[k as usize] += 1)
+        } else {
+            fold_parts(
+                items.chunks(chunk).zip(self.src_key.chunks_mut(chunk)),
+                |(its, keys)| keyer.keys(its, keys, |_| {}),
+                merged_stats,
+            )
+            .unwrap_or(NO_STATS)
+        };
         for (lv, (ext, count)) in self.levels.iter_mut().zip(stats) {
             lv.ext = lv.ext.max(ext);
             lv.count += count;
         }
-        // Objects per cell, each piece counting the cells of its range.
-        self.cell_start.clear();
-        self.cell_start.resize(cells + 1, 0);
-        let cell_chunk = cells.div_ceil(parts).max(1);
-        let src_key = &self.src_key;
-        for_parts(
-            self.cell_start[..cells].chunks_mut(cell_chunk).enumerate(),
-            |(pi, counts)| {
-                let first = (pi * cell_chunk) as u32;
-                for &k in src_key {
-                    // Room (`NONE`) and other ranges' cells fall outside.
-                    if let Some(c) = counts.get_mut(k.wrapping_sub(first) as usize) {
-                        *c += 1;
+        if parts > 1 {
+            // Objects per cell, each piece counting the cells of its range.
+            let src_key = &self.src_key;
+            for_parts(
+                self.cell_start[..cells].chunks_mut(cell_chunk).enumerate(),
+                |(pi, counts)| {
+                    let first = (pi * cell_chunk) as u32;
+                    for &k in src_key {
+                        // Room (`NONE`) and other ranges' cells fall outside.
+                        if let Some(c) = counts.get_mut(k.wrapping_sub(first) as usize) {
+                            *c += 1;
+                        }
                     }
-                }
-            },
-        );
+                },
+            );
+        }
         // How crowded: per level, the mean number of objects in an
         // object's cell; every object of that level or a finer one meets
         // about 3^D cells' worth (a rough count, to catch the hopeless).
@@ -2145,11 +2188,11 @@ mod tests {
             let t = scene::<V>(n);
             let items = t.core().entries();
             let mut one = super::Grid::default();
-            assert!(one.fill_in(items, 1, false), "a sparse scene");
+            assert!(one.fill_in(items, 1, false, None), "a sparse scene");
             for parts in 1..=3 {
                 for gather in [false, true] {
                     let mut g = super::Grid::default();
-                    assert!(g.fill_in(items, parts, gather));
+                    assert!(g.fill_in(items, parts, gather, None));
                     assert_eq!(arrays(&g), arrays(&one), "{parts} parts, gather {gather}");
                 }
             }

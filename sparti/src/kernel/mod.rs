@@ -305,6 +305,11 @@ pub(crate) struct Core<V: Vector, T, N> {
     pub root: u32,
     /// Objects inserted but not yet built into the tree.
     pub pending: Vec<u32>,
+    /// The survey of the queued objects, kept up to date as objects are
+    /// queued (for the first build's root: [`queued_survey`]); `None`
+    /// once a queued object moved or left the queue, until the queue is
+    /// empty again.
+    pub queued: Option<PendingSurvey<V>>,
     /// Empty leaves counting down.
     pub idle: Vec<u32>,
     /// A spare buffer for `idle` while it is aged, and for the stack of
@@ -347,6 +352,7 @@ impl<V: Vector, T, N: TreeNode<V>> Default for Core<V, T, N> {
             free_nodes: Vec::new(),
             root: NONE,
             pending: Vec::new(),
+            queued: Some(PendingSurvey::EMPTY),
             idle: Vec::new(),
             idle_spare: Vec::new(),
             evicted: Vec::new(),
@@ -390,7 +396,10 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
 
     /// Brings the query boxes and the grid up to date now (the build
     /// step): the queries use the grid from now until the next change.
-    pub fn settle(&mut self) {
+    /// `survey`, where given, is that of every object in the lists (from
+    /// [`build_pending`]): a new sort of the grid starts from it instead
+    /// of reading every entry for it.
+    pub fn settle(&mut self, survey: Option<grid::Survey>) {
         let items = entries(&self.lists, &self.moved, &self.store, &self.nodes);
         let (nodes, root) = (&self.nodes, self.root);
         let (moved, store) = (&self.moved, &self.store);
@@ -399,7 +408,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
             s.refresh(nodes, items, root);
         });
         let follow = follow(&self.store, &self.pending);
-        self.grid.settle(|g| g.build_par(|| items, &follow));
+        self.grid.settle(|g| g.build_par(|| items, &follow, survey));
         self.grid_for_queries = true;
     }
 
@@ -606,6 +615,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
 
     /// Takes a queued object out of the queue.
     pub fn unqueue(&mut self, slot: u32) {
+        self.queued = None;
         let pos = self.store.slot(slot).pos as usize;
         self.pending.swap_remove(pos);
         if let Some(&moved) = self.pending.get(pos) {
@@ -851,8 +861,9 @@ pub(crate) trait Family<V: Vector, T>: Sized {
     /// The refusal.
     fn admit(&self, aabb: &Aabb<V>) -> Result<(), Error>;
 
-    /// Makes the first root, around the queued objects.
-    fn first_root(&mut self);
+    /// Makes the first root, around the queued objects; returns the survey
+    /// of them it made, if it made one.
+    fn first_root(&mut self) -> Option<PendingSurvey<V>>;
 
     /// The bulk build of a tree that holds nothing yet, the queued objects
     /// filed in one go (the tight trees and the BSP by a top-down
@@ -1006,20 +1017,58 @@ pub(crate) fn check_config<V: Vector>(
 /// automatic minimum node size").
 const AUTO_CELLS_PER_OBJECT_LOG2: i32 = 2;
 
-/// What a first build needs to know of the queued objects, from one pass
-/// over them: the box around them, and the smallest cell size a tree
-/// chooses when its settings leave it at 0.
+/// What a first build needs to know of the queued objects: the box
+/// around them, how many there are and their largest sides by binary
+/// exponent, from which the smallest cell size a tree chooses when its
+/// settings leave it at 0 ([`PendingSurvey::cell_size`]). The kernel keeps
+/// it up to date as objects are queued ([`Core::queued`]), so that a first
+/// build need not read the store again for it.
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct PendingSurvey<V: Vector> {
     /// The box around the queued objects (`None` when there are none).
     pub span: Option<Aabb<V>>,
+    /// The objects' largest sides by binary exponent (see [`side_bin`]).
+    bins: [u32; 512],
+    /// How many objects there are.
+    n: usize,
+}
+
+impl<V: Vector> PendingSurvey<V> {
+    /// The survey of no object.
+    pub const EMPTY: Self = Self {
+        span: None,
+        bins: [0; 512],
+        n: 0,
+    };
+
+    /// Counts one more object, of bounding box `b`.
+    #[inline]
+    pub fn add(&mut self, b: &Aabb<V>) {
+        self.span = Some(self.span.map_or(*b, |w| w.union(b)));
+        self.bins[side_bin((b.max - b.min).max_element())] += 1;
+        self.n += 1;
+    }
+
+    /// Counts the objects of `o` too.
+    pub fn absorb(&mut self, o: &Self) {
+        self.span = match (self.span, o.span) {
+            (Some(a), Some(b)) => Some(a.union(&b)),
+            (a, b) => a.or(b),
+        };
+        for (m, v) in self.bins.iter_mut().zip(o.bins) {
+            *m += v;
+        }
+        self.n += o.n;
+    }
+
     /// Four times ([`AUTO_CELLS_PER_OBJECT_LOG2`]) the median of the
     /// objects' largest sides, rounded up to a power of two. Objects of no
     /// size (points) fall back on the size of the region they span over
     /// 1,024, and an empty or one-point batch on 1.
-    pub cell_size: f32,
-}
+    pub fn cell_size(&self) -> f32 {
+        auto_cell_size(&self.bins, self.n, self.span.as_ref())
+    }
 
-impl<V: Vector> PendingSurvey<V> {
     /// The first root's world: the box around the queued objects, joined
     /// with the preset world where there is one.
     pub fn world_with(&self, preset: Option<Aabb<V>>) -> Option<Aabb<V>> {
@@ -1028,29 +1077,51 @@ impl<V: Vector> PendingSurvey<V> {
             (w, b) => w.or(b),
         }
     }
+
+    /// What the grid's build would learn of these objects in its first
+    /// pass, where they are all the objects the grid sorts.
+    pub fn for_grid(&self) -> Option<grid::Survey> {
+        let span = self.span?;
+        let mut by_exp = [0u32; 256];
+        for (e, c) in by_exp.iter_mut().enumerate() {
+            *c = self.bins[2 * e] + self.bins[2 * e + 1];
+        }
+        Some(grid::Survey::new(span, by_exp, self.n))
+    }
 }
 
-/// Surveys the queued objects (see [`PendingSurvey`]). The median's power
-/// of two comes from counting the sides by their binary exponent, split
-/// into exact powers of two and the numbers between (the order of
-/// non-negative floats is that of their bits), rather than from sorting
-/// them: one pass, nothing allocated.
+/// Surveys the queued objects (see [`PendingSurvey`]) from the store. The
+/// median's power of two comes from counting the sides by their binary
+/// exponent, split into exact powers of two and the numbers between (the
+/// order of non-negative floats is that of their bits), rather than from
+/// sorting them: one pass, nothing allocated.
 pub(crate) fn survey_pending<V: Vector, T>(
     store: &Store<Object<V, T>>,
     pending: &[u32],
 ) -> PendingSurvey<V> {
-    let mut span: Option<Aabb<V>> = None;
-    // Bin `2e` holds the sides `2^(e - 127)` exactly (bin 0: zero), bin
-    // `2e + 1` those strictly between that and the next power of two.
-    let mut bins = [0u32; 512];
+    let mut survey = PendingSurvey::EMPTY;
     for &s in pending {
-        let b = store.obj(s).aabb();
-        span = Some(span.map_or(b, |w| w.union(&b)));
-        bins[side_bin((b.max - b.min).max_element())] += 1;
+        survey.add(&store.obj(s).aabb());
     }
-    PendingSurvey {
-        span,
-        cell_size: auto_cell_size(&bins, pending.len(), span.as_ref()),
+    survey
+}
+
+/// The survey of the queued objects of `core`: the one the kernel kept
+/// as they were queued, or, where a change to the queue dropped it, one
+/// made now from the store.
+pub(crate) fn queued_survey<V: Vector, T, N: TreeNode<V>>(
+    core: &Core<V, T, N>,
+) -> PendingSurvey<V> {
+    match &core.queued {
+        Some(kept) => {
+            debug_assert_eq!(
+                *kept,
+                survey_pending(&core.store, &core.pending),
+                "the survey kept is the queue's"
+            );
+            kept.clone()
+        }
+        None => survey_pending(&core.store, &core.pending),
     }
 }
 
@@ -1171,12 +1242,20 @@ const KEPT_QUEUE: usize = 4096;
 /// Builds the queued insertions into the tree: the first root around
 /// them if there is none, then a bulk build of a fresh tree, or each filed
 /// from the root.
-pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) {
+///
+/// Returns, where the tree held nothing before and its first root was made
+/// from a survey of the queued objects, that survey as the grid's build
+/// would make it (see [`Core::settle`]).
+pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) -> Option<grid::Survey> {
     if s.core().pending.is_empty() {
-        return;
+        return None;
     }
+    let mut survey = None;
     if s.core().root == NONE {
-        s.first_root();
+        // No tree: the lists hold nothing, and will hold the queued
+        // objects only.
+        debug_assert_eq!(s.core().lists.objects(), 0);
+        survey = s.first_root();
     }
     let pending = core::mem::take(&mut s.core_mut().pending);
     // Room for the batch at once (a bulk build fills the lists in one go,
@@ -1196,11 +1275,13 @@ pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) {
     let core = s.core_mut();
     core.pending = pending;
     core.pending.clear();
+    core.queued = Some(PendingSurvey::EMPTY);
     if fresh {
         core.pending
             .shrink_to(KEPT_QUEUE.max(core.lists.as_is().len() / 8));
     }
     core.tidy();
+    survey.and_then(|s| s.for_grid())
 }
 
 /// The [`Family`] methods every family writes as inherent methods of the
@@ -1212,8 +1293,8 @@ macro_rules! forward_family_methods {
             $ty::admit(self, aabb)
         }
 
-        fn first_root(&mut self) {
-            $ty::first_root(self);
+        fn first_root(&mut self) -> Option<$crate::kernel::PendingSurvey<V>> {
+            $ty::first_root(self)
         }
 
         fn build_fresh(&mut self, pending: &[u32]) -> bool {
@@ -1577,10 +1658,14 @@ macro_rules! impl_spatial_index {
                 desc: $crate::ObjectDesc<V, T>,
             ) -> Result<$crate::Handle, $crate::Error> {
                 let obj = $crate::Object::from_desc(desc)?;
-                $crate::kernel::Family::admit(self, &obj.aabb())?;
+                let aabb = obj.aabb();
+                $crate::kernel::Family::admit(self, &aabb)?;
                 let core = $crate::kernel::Family::core_mut(self);
                 let h = core.store.insert(obj)?;
                 core.push_pending(h.index);
+                if let Some(q) = &mut core.queued {
+                    q.add(&aabb);
+                }
                 Ok(h)
             }
 
@@ -1589,10 +1674,13 @@ macro_rules! impl_spatial_index {
                 descs: Vec<$crate::ObjectDesc<V, T>>,
             ) -> Result<Vec<$crate::Handle>, $crate::Error> {
                 // Every object is checked (as `insert` checks it) before
-                // any is stored: on error nothing is inserted.
+                // any is stored: on error nothing is inserted. The same
+                // pass surveys them for the queue's survey.
+                let mut batch = $crate::kernel::PendingSurvey::EMPTY;
                 for d in &descs {
                     let aabb = $crate::index::checked_aabb(&d.shape)?;
                     $crate::kernel::Family::admit(self, &aabb)?;
+                    batch.add(&aabb);
                 }
                 let core = $crate::kernel::Family::core_mut(self);
                 core.store.room_for(descs.len())?;
@@ -1600,11 +1688,18 @@ macro_rules! impl_spatial_index {
                 core.pending.reserve(descs.len());
                 core.store.reserve(descs.len());
                 let mut out = Vec::with_capacity(descs.len());
+                // Taken until every object is queued (a failure half-way,
+                // which the room checked above rules out, would leave none).
+                let mut kept = core.queued.take();
                 for d in descs {
                     let h = core.store.insert($crate::Object::from_checked(d))?;
                     core.push_pending(h.index);
                     out.push(h);
                 }
+                if let Some(q) = &mut kept {
+                    q.absorb(&batch);
+                }
+                core.queued = kept;
                 Ok(out)
             }
 
@@ -1675,17 +1770,20 @@ macro_rules! impl_spatial_index {
                 core.free_nodes.clear();
                 core.root = $crate::store::NONE;
                 core.pending.clear();
+                core.queued = Some($crate::kernel::PendingSurvey::EMPTY);
                 core.idle.clear();
                 $crate::kernel::Family::after_clear(self);
             }
 
             fn flush(&mut self) {
-                $crate::kernel::build_pending(self);
-                $crate::kernel::Family::core_mut(self).settle();
+                let survey = $crate::kernel::build_pending(self);
+                $crate::kernel::Family::core_mut(self).settle(survey);
             }
 
             fn end_frame(&mut self) {
-                $crate::kernel::build_pending(self);
+                // The grid is sorted later (by the first search): the
+                // survey is not kept for it.
+                let _ = $crate::kernel::build_pending(self);
                 let core = $crate::kernel::Family::core_mut(self);
                 core.age_idle_nodes();
                 core.tidy();
@@ -2030,6 +2128,114 @@ mod tests {
         }
         assert!(caps[0] >= 8_000, "{caps:?}");
         assert!(caps.windows(2).all(|w| w[0] == w[1]), "{caps:?}");
+    }
+
+    /// The survey a first build hands to the grid (so that the grid's sort
+    /// skips its own first pass) is the one the grid would make of the
+    /// lists: the same box, count and sizes by exponent, for every family
+    /// that surveys, with points, huge and tiny objects, sides at powers of
+    /// two and objects far from the origin. A later build, and a family
+    /// that made its root without a survey, hand none.
+    #[test]
+    fn the_survey_handed_to_the_grid_is_the_grids_own() {
+        use crate::kernel::{Family, build_pending, grid::Survey};
+        fn check<S: SpatialIndex<Vec3, u32> + Family<Vec3, u32>>(mut t: S, surveys: bool) {
+            let shapes = [
+                Shape::sphere(Vec3::new(1.0, 2.0, 3.0), 0.5),
+                Shape::sphere(Vec3::new(-7.0, 0.25, 9.0), 0.0),
+                Shape::cuboid(Vec3::new(3.0, 3.0, 3.0), Vec3::new(2.0, 0.5, 0.125)),
+                Shape::cuboid(Vec3::splat(-1.0e6), Vec3::splat(3.0e5)),
+                Shape::sphere(Vec3::new(1.0e-30, 0.0, -1.0e-30), 1.0e-38),
+                Shape::sphere(Vec3::new(5.0, -5.0, 5.0), 4.0),
+            ];
+            // (Fewer under Miri, which runs this module.)
+            let n = if cfg!(miri) { 18u32 } else { 60 };
+            let descs = (0..n)
+                .map(|i| {
+                    let s = shapes[i as usize % shapes.len()];
+                    let step = Vec3::new(i as f32 * 0.75, -(i as f32), (i % 7) as f32);
+                    ObjectDesc::new(s.translated(step), i).with_static(i % 3 == 0)
+                })
+                .collect();
+            t.insert_many(descs).expect("valid objects");
+            let survey = build_pending(&mut t);
+            assert_eq!(survey.is_some(), surveys);
+            if let Some(s) = survey {
+                assert_eq!(s, Survey::of(Family::core(&t).entries()));
+            }
+            t.flush();
+            t.validate().expect("valid");
+            t.insert(ObjectDesc::new(Shape::sphere(Vec3::ONE, 1.0), 99))
+                .expect("valid");
+            assert_eq!(build_pending(&mut t), None, "a later build");
+        }
+        check(Orthtree::<Vec3, u32>::new(), true);
+        check(LooseOrthtree::<Vec3, u32>::new(), true);
+        check(Bsp::<Vec3, u32>::new(), true);
+        let world = Aabb::new(Vec3::splat(-2.0e6), Vec3::splat(2.0e6)).expect("finite");
+        let bsp = Bsp::with_config(crate::BspConfig {
+            world: Some(world),
+            ..Default::default()
+        })
+        .expect("valid");
+        check(bsp, false);
+    }
+
+    /// The survey of the queue that the kernel keeps as objects are
+    /// queued is the store's: after batches and single insertions it is
+    /// kept (the first build reads nothing for it); a move or a removal of
+    /// a queued object drops it (the build then reads the store), and an
+    /// empty queue (a build, a clear) starts it again.
+    #[test]
+    fn the_queues_survey_is_kept_while_objects_are_only_queued() {
+        use crate::kernel::{Family, survey_pending};
+        fn state<S: Family<Vec3, u32>>(t: &S) -> Option<bool> {
+            let core = t.core();
+            core.queued
+                .as_ref()
+                .map(|q| *q == survey_pending(&core.store, &core.pending))
+        }
+        fn check<S: SpatialIndex<Vec3, u32> + Family<Vec3, u32>>(mut t: S) {
+            let desc = |i: u32| {
+                let c = Vec3::new(i as f32 * 1.5, (i % 5) as f32 * -2.0, 3.0);
+                let shape = if i.is_multiple_of(3) {
+                    Shape::cuboid(c, Vec3::new(0.5, 2.0, 0.25))
+                } else {
+                    Shape::sphere(c, 0.25 + (i % 4) as f32)
+                };
+                ObjectDesc::new(shape, i)
+            };
+            assert_eq!(state(&t), Some(true), "new");
+            let hs = t.insert_many((0..12).map(desc).collect()).expect("valid");
+            assert_eq!(state(&t), Some(true), "a batch");
+            t.insert(desc(12)).expect("valid");
+            t.insert_many((13..20).map(desc).collect()).expect("valid");
+            assert_eq!(state(&t), Some(true), "a single insertion, another batch");
+            let bad = ObjectDesc::new(Shape::sphere(Vec3::NAN, 1.0), 99);
+            assert!(t.insert_many(vec![desc(20), bad]).is_err());
+            assert_eq!(state(&t), Some(true), "a refused batch");
+            t.update(hs[3], Shape::sphere(Vec3::splat(-40.0), 9.0))
+                .expect("valid");
+            assert_eq!(state(&t), None, "a queued object moved");
+            t.flush();
+            t.validate().expect("valid");
+            assert_eq!(state(&t), Some(true), "built");
+            t.insert(desc(30)).expect("valid");
+            t.remove(hs[5]).expect("live");
+            assert_eq!(state(&t), Some(true), "a removal from the tree");
+            t.clear();
+            t.insert_many((40..50).map(desc).collect()).expect("valid");
+            let h = t.insert(desc(50)).expect("valid");
+            assert_eq!(state(&t), Some(true), "after a clear");
+            t.remove(h).expect("live");
+            assert_eq!(state(&t), None, "a queued object removed");
+            t.flush();
+            t.validate().expect("valid");
+            assert_eq!(state(&t), Some(true), "built again");
+        }
+        check(Orthtree::<Vec3, u32>::new());
+        check(LooseOrthtree::<Vec3, u32>::new());
+        check(Bsp::<Vec3, u32>::new());
     }
 
     /// Objects moved one by one in slot order (the runs that prefetch

@@ -309,6 +309,14 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
         (s.node, s.pos as usize)
     }
 
+    /// Gives a queued object its new shape (the survey of the queue is
+    /// then made anew when it is needed).
+    #[inline]
+    pub fn set_queued_shape(&mut self, slot: u32, shape: crate::Shape<V>) {
+        self.store.obj_mut(slot).shape = shape;
+        self.queued = None;
+    }
+
     /// Moves an object still queued for the build (which will place it):
     /// `admitted` is the family's `admit` of the new box; under the
     /// `Remove` policy (`remove`) an object it refuses as outside the world
@@ -324,7 +332,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
     ) -> Result<(), crate::Error> {
         match admitted {
             Ok(()) => {
-                self.set_shape(m.slot, m.shape);
+                self.set_queued_shape(m.slot, m.shape);
                 Ok(())
             }
             Err(crate::Error::OutsideWorld) if remove => {

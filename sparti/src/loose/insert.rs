@@ -3,6 +3,7 @@
 
 use super::{LooseOrthtree, Node};
 use crate::geometry::{Aabb, Vector};
+use crate::kernel::PendingSurvey;
 use crate::orthtree::within_limits;
 use crate::store::NONE;
 use crate::{Error, OutOfBounds};
@@ -46,16 +47,17 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// Makes the first root, around the queued objects (and the preset
     /// world, when the minimum node size was left to this build to
     /// choose, from the queued objects).
-    pub(crate) fn first_root(&mut self) {
-        let survey = crate::kernel::survey_pending(&self.core.store, &self.core.pending);
+    pub(crate) fn first_root(&mut self) -> Option<PendingSurvey<V>> {
+        let survey = crate::kernel::queued_survey(&self.core);
         let mut preset = None;
         if self.pads.is_empty() {
-            self.set_min_node_size(survey.cell_size);
+            self.set_min_node_size(survey.cell_size());
             preset = self.config.world;
         }
         if let Some(w) = survey.world_with(preset) {
             self.make_root(&w);
         }
+        Some(survey)
     }
 
     /// Files one queued object: the root grows to it, then it descends.

@@ -6,6 +6,7 @@ use core::mem::take;
 use super::{Node, Orthtree, OutOfBounds, within_limits};
 use crate::Error;
 use crate::geometry::{Aabb, Vector};
+use crate::kernel::PendingSurvey;
 use crate::store::NONE;
 use crate::traverse::z_order;
 
@@ -26,14 +27,15 @@ impl<V: Vector, T> Orthtree<V, T> {
 
     /// Makes the first root, around the queued objects (choosing the
     /// minimum node size from them if it was left automatic).
-    pub(crate) fn first_root(&mut self) {
-        let survey = crate::kernel::survey_pending(&self.core.store, &self.core.pending);
+    pub(crate) fn first_root(&mut self) -> Option<PendingSurvey<V>> {
+        let survey = crate::kernel::queued_survey(&self.core);
         if self.config.min_node_size == 0.0 {
-            self.config.min_node_size = survey.cell_size;
+            self.config.min_node_size = survey.cell_size();
         }
         if let Some(w) = survey.world_with(self.config.world) {
             self.make_root(&w);
         }
+        Some(survey)
     }
 
     /// Files one queued object: the root grows to it, then it descends.
