@@ -39,7 +39,8 @@ impl<V: Vector, T> Bsp<V, T> {
     /// Makes the first root, around the queued objects.
     pub(crate) fn first_root(&mut self) -> Option<PendingSurvey<V>> {
         let (world, survey) = match self.config.world {
-            Some(w) => (w, None),
+            // The survey the kernel kept, if it did (for the grid).
+            Some(w) => (w, self.core.queued.clone()),
             None => {
                 let (w, survey) = self.world_of_pending();
                 (w, Some(survey))

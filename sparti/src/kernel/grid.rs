@@ -1219,13 +1219,14 @@ impl Grid {
         }
         let cells = base as usize;
         self.origin = core::array::from_fn(|a| if a < d { lo[a] } else { 0.0 });
-        // Keys (`NONE` for room), and per level how many objects and how
-        // far they stick out of their cells.
-        // Every entry is written by the keys' pass (`NONE` for room).
+        // Every key entry is written by the keys' pass (`NONE` for room);
+        // the cells' counts start at zero.
         self.src_key.resize(items.len(), NONE);
         self.cell_start.clear();
         self.cell_start.resize(cells + 1, 0);
         let cell_chunk = cells.div_ceil(parts).max(1);
+        // Keys, and per level how many objects and how far they stick out
+        // of their cells.
         let keyer = Keyer::over(&self.levels, self.origin);
         let stats = if parts == 1 {
             // Objects per cell, counted as the keys are made.
