@@ -40,7 +40,7 @@ impl<V: Vector, T> Bsp<V, T> {
     pub(crate) fn first_root(&mut self) -> Option<PendingSurvey<V>> {
         let (world, survey) = match self.config.world {
             // The survey the kernel kept, if it did (for the grid).
-            Some(w) => (w, self.core.queued.clone()),
+            Some(w) => (w, crate::kernel::kept_survey(&self.core)),
             None => {
                 let (w, survey) = self.world_of_pending();
                 (w, Some(survey))

@@ -1123,23 +1123,28 @@ pub(crate) fn survey_pending<V: Vector, T>(
     survey
 }
 
+/// The survey the kernel kept of the queued objects of `core`, if a
+/// change to the queue did not drop it (debug builds check it against
+/// the store's).
+pub(crate) fn kept_survey<V: Vector, T, N: TreeNode<V>>(
+    core: &Core<V, T, N>,
+) -> Option<PendingSurvey<V>> {
+    let kept = core.queued.clone()?;
+    debug_assert_eq!(
+        kept,
+        survey_pending(&core.store, &core.pending),
+        "the survey kept is the queue's"
+    );
+    Some(kept)
+}
+
 /// The survey of the queued objects of `core`: the one the kernel kept
-/// as they were queued, or, where a change to the queue dropped it, one
-/// made now from the store.
+/// as they were queued ([`kept_survey`]), or, where a change to the queue
+/// dropped it, one made now from the store.
 pub(crate) fn queued_survey<V: Vector, T, N: TreeNode<V>>(
     core: &Core<V, T, N>,
 ) -> PendingSurvey<V> {
-    match &core.queued {
-        Some(kept) => {
-            debug_assert_eq!(
-                *kept,
-                survey_pending(&core.store, &core.pending),
-                "the survey kept is the queue's"
-            );
-            kept.clone()
-        }
-        None => survey_pending(&core.store, &core.pending),
-    }
+    kept_survey(core).unwrap_or_else(|| survey_pending(&core.store, &core.pending))
 }
 
 /// The bin of [`survey_pending`] of an object's largest side: `2e` for
