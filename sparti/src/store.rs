@@ -23,15 +23,6 @@ pub(crate) struct Slot<O> {
     pub obj: Option<O>,
 }
 
-/// What [`Store::roll_back`] restores: the store's size and counts when
-/// [`Store::mark`] took it.
-#[derive(Clone, Copy)]
-pub(crate) struct StoreMark {
-    slots: usize,
-    len: usize,
-    epoch: u64,
-}
-
 /// Objects by slot index, with a free list and generations.
 pub(crate) struct Store<O> {
     slots: Vec<Slot<O>>,
@@ -100,38 +91,6 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
     /// Makes room for `n` more objects (one allocation for a bulk insert).
     pub fn reserve(&mut self, n: usize) {
         self.slots.reserve(n.saturating_sub(self.free.len()));
-    }
-
-    /// The store as it is now, for [`Store::roll_back`].
-    pub fn mark(&self) -> StoreMark {
-        StoreMark {
-            slots: self.slots.len(),
-            len: self.len,
-            epoch: self.epoch,
-        }
-    }
-
-    /// Undoes the insertions made since `mark`, whose handles are
-    /// `inserted` in the order they were made, and nothing else: the store
-    /// is again as it was, its free list in the same order (an insertion
-    /// took the last free slot, or a new one), and the next insertion
-    /// gets the handle it would have got. The slots' places (`node`,
-    /// `pos`) are the caller's to restore where it set them.
-    pub fn roll_back(&mut self, mark: StoreMark, inserted: &[Handle]) {
-        for h in inserted.iter().rev() {
-            if h.index as usize >= mark.slots {
-                // A new slot: the last one, since the later ones are gone.
-                debug_assert_eq!(h.index as usize, self.slots.len() - 1);
-                self.slots.pop();
-            } else {
-                let s = &mut self.slots[h.index as usize];
-                s.obj = None;
-                s.node = NONE;
-                self.free.push(h.index);
-            }
-        }
-        self.len = mark.len;
-        self.epoch = mark.epoch;
     }
 
     /// Checks a handle and returns its slot index.

@@ -68,10 +68,9 @@ pub(crate) use validate::corruption;
 pub(crate) use validate::{check_octant, check_tree, ensure, tree_stats};
 
 use crate::geometry::{Aabb, Region, Shape, Vector};
-use crate::index::checked_aabb;
 use crate::store::{NONE, Store};
 use crate::traverse::{SubBounds, Tree, TreeNode};
-use crate::{Counters, Error, Filter, Handle, LayerMatrix, Object, ObjectDesc, ValidationError};
+use crate::{Counters, Error, Filter, Handle, LayerMatrix, Object, ValidationError};
 
 /// [`Counters`] that `&self` searches on many threads can add to.
 #[derive(Default, Debug)]
@@ -1421,71 +1420,6 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
     r
 }
 
-/// [`SpatialIndex::insert_many`](crate::SpatialIndex::insert_many):
-/// every object is checked as `insert` checks it, and on an error nothing
-/// is inserted. The objects are checked as they are stored, in one pass
-/// over the batch (a second pass over it, its memory no longer in the
-/// caches, cost about what reading it takes: BENCHMARKS.md, the
-/// twenty-seventh session); an error undoes the insertions made so far
-/// ([`Store::roll_back`]), so the store, the queue and the handles the
-/// next insertions get are as before. The same pass surveys the batch for
-/// the queue's survey, where it is kept (a tree without a root).
-///
-/// # Errors
-/// The first object's error, in batch order; [`Error::TooManyObjects`]
-/// when the batch is valid but does not fit.
-pub(crate) fn insert_many<V: Vector, T, S: Family<V, T>>(
-    s: &mut S,
-    descs: Vec<ObjectDesc<V, T>>,
-) -> Result<Vec<Handle>, Error> {
-    let core = s.core();
-    if let Err(e) = core.store.room_for(descs.len()) {
-        // A check's error comes first, as for a batch that fits.
-        for d in &descs {
-            s.admit(&checked_aabb(&d.shape)?)?;
-        }
-        return Err(e);
-    }
-    let keep = core.root == NONE && core.queued.is_some();
-    let core = s.core_mut();
-    core.pending.reserve(descs.len());
-    core.store.reserve(descs.len());
-    let (mark, queued) = (core.store.mark(), core.pending.len());
-    let mut out = Vec::with_capacity(descs.len());
-    let mut batch = PendingSurvey::EMPTY;
-    for d in descs {
-        let stored = checked_aabb(&d.shape).and_then(|aabb| {
-            s.admit(&aabb)?;
-            s.core_mut()
-                .store
-                .insert(Object::from_checked(d))
-                .map(|h| (h, aabb))
-        });
-        let core = s.core_mut();
-        match stored {
-            Ok((h, aabb)) => {
-                core.push_pending(h.index);
-                out.push(h);
-                if keep {
-                    batch.add(&aabb);
-                }
-            }
-            Err(e) => {
-                core.pending.truncate(queued);
-                core.store.roll_back(mark, &out);
-                return Err(e);
-            }
-        }
-    }
-    let core = s.core_mut();
-    core.mark_stale();
-    core.queued = core.queued.take().filter(|_| keep).map(|mut q| {
-        q.absorb(&batch);
-        q
-    });
-    Ok(out)
-}
-
 /// Objects (slots) from which a run of moves in slot order prefetches
 /// ([`Core::prefetch_ahead`]): below, the tree fits the caches, and the
 /// prefetches only cost (measured: `sparti bench`'s loose quadtree at 10k
@@ -1758,7 +1692,39 @@ macro_rules! impl_spatial_index {
                 &mut self,
                 descs: Vec<$crate::ObjectDesc<V, T>>,
             ) -> Result<Vec<$crate::Handle>, $crate::Error> {
-                $crate::kernel::insert_many(self, descs)
+                // Every object is checked (as `insert` checks it) before
+                // any is stored: on error nothing is inserted. The same
+                // pass surveys them for the queue's survey, where it is
+                // kept (a tree without a root).
+                let core = $crate::kernel::Family::core(self);
+                let keep = core.root == $crate::store::NONE && core.queued.is_some();
+                let mut batch = $crate::kernel::PendingSurvey::EMPTY;
+                for d in &descs {
+                    let aabb = $crate::index::checked_aabb(&d.shape)?;
+                    $crate::kernel::Family::admit(self, &aabb)?;
+                    if keep {
+                        batch.add(&aabb);
+                    }
+                }
+                let core = $crate::kernel::Family::core_mut(self);
+                core.store.room_for(descs.len())?;
+                core.mark_stale();
+                core.pending.reserve(descs.len());
+                core.store.reserve(descs.len());
+                let mut out = Vec::with_capacity(descs.len());
+                // Taken until every object is queued (a failure half-way,
+                // which the room checked above rules out, would leave none).
+                let mut kept = core.queued.take().filter(|_| keep);
+                for d in descs {
+                    let h = core.store.insert($crate::Object::from_checked(d))?;
+                    core.push_pending(h.index);
+                    out.push(h);
+                }
+                if let Some(q) = &mut kept {
+                    q.absorb(&batch);
+                }
+                core.queued = kept;
+                Ok(out)
             }
 
             fn update(
