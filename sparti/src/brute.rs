@@ -272,8 +272,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
             leaves: 1,
             max_depth: 0,
             objects_per_node,
-            memory_bytes: self.store.capacity()
-                * core::mem::size_of::<crate::store::Slot<Object<V, T>>>()
+            memory_bytes: self.store.memory_bytes()
                 + self.items.capacity() * core::mem::size_of::<Item<V>>(),
         }
     }
@@ -290,7 +289,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
         }
         for (pos, it) in self.items.iter().enumerate() {
             let s = self.store.slot(it.slot());
-            let Some(o) = s.get() else {
+            let Some(o) = self.store.get_obj(it.slot()) else {
                 return Err(ValidationError(format!("item {pos} names a free slot")));
             };
             if s.pos as usize != pos || o.aabb() != it.aabb {

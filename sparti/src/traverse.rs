@@ -431,9 +431,7 @@ impl Selected {
         report: impl FnOnce(&mut Self),
     ) {
         // Asked for now, read at the report.
-        if let Some(place) = store.get_slot(slot) {
-            crate::kernel::prefetch(place);
-        }
+        store.prefetch_slot(slot);
         self.slots[self.n] = slot;
         self.inside[self.n] = inside;
         self.n += 1;
@@ -713,9 +711,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             // tested as the walk below tests an item.
             let mut shape_tests = 0;
             let touch = |j: usize| {
-                if let Some(place) = self.store.get_slot(g.slot_at(j)) {
-                    crate::kernel::prefetch(place);
-                }
+                self.store.prefetch_slot(g.slot_at(j));
             };
             let rows = g.ray_walk(ray, limit, touch, |j, limit| {
                 let slot = g.slot_at(j);
