@@ -131,6 +131,11 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         self.len = objs.len();
         self.epoch += objs.len() as u64;
         self.objs = objs;
+        // An array given with far more room than objects is not kept
+        // whole (a copy, in that case only).
+        if self.objs.capacity() > 2 * self.objs.len() + 64 {
+            self.objs.shrink_to_fit();
+        }
     }
 
     /// The slots' objects, `None` for free slots, for batch writes
@@ -146,7 +151,9 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
             + self.free.capacity() * size_of::<u32>()
     }
 
-    /// Checks a handle and returns its slot index.
+    /// Checks a handle and returns its slot index. The slot must hold an
+    /// object too: a handle of another index may name a free slot with
+    /// the generation it has here.
     #[inline]
     pub fn resolve(&self, h: Handle) -> Result<u32, Error> {
         let i = h.index as usize;
@@ -211,10 +218,16 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
     /// end. A hint: it changes nothing.
     #[inline]
     pub fn prefetch_slot(&self, i: u32) {
+        self.prefetch_place(i);
+        self.prefetch_obj(i);
+    }
+
+    /// [`Store::prefetch_slot`] for the place alone.
+    #[inline]
+    pub fn prefetch_place(&self, i: u32) {
         if let Some(s) = self.get_slot(i) {
             crate::kernel::prefetch(s);
         }
-        self.prefetch_obj(i);
     }
 
     /// [`Store::prefetch_slot`] for the object alone.

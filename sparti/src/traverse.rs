@@ -710,8 +710,9 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             // The grid's rows along the ray, nearest first; each box met
             // tested as the walk below tests an item.
             let mut shape_tests = 0;
+            // The object (the place only for a hit, rare).
             let touch = |j: usize| {
-                self.store.prefetch_slot(g.slot_at(j));
+                self.store.prefetch_obj(g.slot_at(j));
             };
             let rows = g.ray_walk(ray, limit, touch, |j, limit| {
                 let slot = g.slot_at(j);

@@ -1441,14 +1441,16 @@ fn follow<'a, V: Vector, T>(
         epoch: store.epoch(),
         filed: store.len() - pending.len(),
         // The shape, whose box the lists hold (a list entry's box is
-        // always its object's, `validate` checks it).
+        // always its object's, `validate` checks it). The object alone:
+        // a refit needs the store's epoch unchanged since the sort, and
+        // only an insertion queues an object, so each object the grid
+        // holds is still filed (its place is not read).
         locate: move |slot| {
-            if store.get_slot(slot)?.node == NONE {
-                return None;
-            }
-            Some(store.get_obj(slot)?.shape)
+            let o = store.get_obj(slot)?;
+            debug_assert!(store.slot(slot).node != NONE, "a refit of a queued object");
+            Some(o.shape)
         },
-        prefetch: move |slot| store.prefetch_slot(slot),
+        prefetch: move |slot| store.prefetch_obj(slot),
     }
 }
 
@@ -2096,6 +2098,15 @@ mod tests {
             let d = desc(i as u32);
             assert_eq!((o.shape, o.value, o.layer), (d.shape, d.value, d.layer));
         }
+        // An array with far more room than objects is not kept whole.
+        let held = |descs: Vec<ObjectDesc<Vec3, u32>>| {
+            let mut t = LooseOrthtree::<Vec3, u32>::new();
+            t.insert_many(descs).expect("valid");
+            super::Family::core(&t).store.memory_bytes()
+        };
+        let mut roomy = Vec::with_capacity(10_000);
+        roomy.extend((0..100).map(desc));
+        assert_eq!(held(roomy), held((0..100).map(desc).collect()));
     }
 
     /// The automatic cell size from the sides' bins is four times the
