@@ -272,7 +272,8 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
             leaves: 1,
             max_depth: 0,
             objects_per_node,
-            memory_bytes: self.store.memory_bytes()
+            memory_bytes: self.store.capacity()
+                * core::mem::size_of::<crate::store::Slot<Object<V, T>>>()
                 + self.items.capacity() * core::mem::size_of::<Item<V>>(),
         }
     }
@@ -289,7 +290,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
         }
         for (pos, it) in self.items.iter().enumerate() {
             let s = self.store.slot(it.slot());
-            let Some(o) = self.store.get_obj(it.slot()) else {
+            let Some(o) = s.get() else {
                 return Err(ValidationError(format!("item {pos} names a free slot")));
             };
             if s.pos as usize != pos || o.aabb() != it.aabb {

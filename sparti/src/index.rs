@@ -495,12 +495,6 @@ pub trait SpatialIndex<V: Vector, T> {
     /// Inserts many objects at once, returning their handles in order.
     /// All are checked first: on error nothing is inserted.
     ///
-    /// Loading a level into a new structure, the first batch costs no
-    /// copy: the trees keep the objects in the very array handed to them
-    /// (each description becomes its object in place), so the load
-    /// writes no second copy of the objects and the memory the array
-    /// took is all the objects ever take. Later batches are copied.
-    ///
     /// # Errors
     /// As [`SpatialIndex::insert`], for the first bad object.
     fn insert_many(&mut self, descs: Vec<ObjectDesc<V, T>>) -> Result<Vec<Handle>, Error>;

@@ -1,12 +1,8 @@
 //! The objects: a generational arena shared by every structure.
 //!
-//! Each slot keeps the object, and apart from it, its place: its
-//! generation and where its structure filed it (`node`, `pos`), so a
-//! structure reaches an object's place in O(1) and a handle whose
-//! generation no longer matches is refused. The objects are kept in an
-//! array of their own, the size of the caller's descriptions, so that a
-//! first bulk insertion keeps the caller's array itself
-//! ([`Store::adopt`]) instead of copying it.
+//! Each slot keeps the object and where its structure filed it (`node`,
+//! `pos`), so a structure reaches an object's place in O(1) and a handle
+//! whose generation no longer matches is refused.
 
 use crate::{Error, Handle, Object};
 
@@ -18,31 +14,18 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// the flag in the top bit, and `NONE` marks room.
 pub(crate) const SLOTS: u32 = (1 << 31) - 1;
 
-/// A slot's place: its generation, and where the structure filed its
-/// object. A slot without an object is never filed (`node` is `NONE`).
-#[derive(Clone, Copy)]
-pub(crate) struct Place {
+pub(crate) struct Slot<O> {
     generation: u32,
     /// The structure's node holding the object (or `NONE`).
     pub node: u32,
     /// The object's index in that node's item list.
     pub pos: u32,
-}
-
-impl Place {
-    const NEW: Self = Self {
-        generation: 0,
-        node: NONE,
-        pos: 0,
-    };
+    pub obj: Option<O>,
 }
 
 /// Objects by slot index, with a free list and generations.
 pub(crate) struct Store<O> {
-    /// Every slot's place.
-    slots: Vec<Place>,
-    /// Every slot's object, `None` for a free slot (as many as `slots`).
-    objs: Vec<Option<O>>,
+    slots: Vec<Slot<O>>,
     free: Vec<u32>,
     len: usize,
     /// Objects inserted and removed so far: the same number means the
@@ -54,7 +37,6 @@ impl<O> Default for Store<O> {
     fn default() -> Self {
         Self {
             slots: Vec::new(),
-            objs: Vec::new(),
             free: Vec::new(),
             len: 0,
             epoch: 0,
@@ -67,8 +49,9 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
     pub fn insert(&mut self, obj: Object<V, T>) -> Result<Handle, Error> {
         let index = match self.free.pop() {
             Some(i) => {
-                self.objs[i as usize] = Some(obj);
-                self.slots[i as usize].node = NONE;
+                let s = &mut self.slots[i as usize];
+                s.obj = Some(obj);
+                s.node = NONE;
                 i
             }
             None => {
@@ -76,8 +59,12 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
                     .ok()
                     .filter(|&i| i < SLOTS)
                     .ok_or(Error::TooManyObjects)?;
-                self.slots.push(Place::NEW);
-                self.objs.push(Some(obj));
+                self.slots.push(Slot {
+                    generation: 0,
+                    node: NONE,
+                    pos: 0,
+                    obj: Some(obj),
+                });
                 i
             }
         };
@@ -103,72 +90,22 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
 
     /// Makes room for `n` more objects (one allocation for a bulk insert).
     pub fn reserve(&mut self, n: usize) {
-        let more = n.saturating_sub(self.free.len());
-        self.slots.reserve(more);
-        self.objs.reserve(more);
+        self.slots.reserve(n.saturating_sub(self.free.len()));
     }
 
-    /// Whether the store has never held an object (a cleared store keeps
-    /// its slots and their generations, so that old handles stay stale).
-    /// [`Store::adopt`] takes an array only then.
-    pub fn is_unused(&self) -> bool {
-        self.slots.is_empty()
-    }
-
-    /// Takes `objs`, every one `Some`, as the objects of an unused store:
-    /// slots `0..objs.len()`, in order, each with generation 0. The array
-    /// itself is kept, not copied: made from the caller's descriptions
-    /// in place (`into_iter().map().collect()` keeps the allocation of
-    /// values of the same size), a first bulk insertion writes and
-    /// touches only the places (measured: BENCHMARKS.md, the
-    /// twenty-seventh session). The caller checked the room
-    /// ([`Store::room_for`]).
-    pub fn adopt(&mut self, objs: Vec<Option<Object<V, T>>>) {
-        debug_assert!(self.is_unused() && self.free.is_empty());
-        debug_assert!(objs.iter().all(Option::is_some));
-        debug_assert!(objs.len() <= SLOTS as usize);
-        self.slots = vec![Place::NEW; objs.len()];
-        self.len = objs.len();
-        self.epoch += objs.len() as u64;
-        self.objs = objs;
-        // An array given with far more room than objects is not kept
-        // whole (a copy, in that case only).
-        if self.objs.capacity() > 2 * self.objs.len() + 64 {
-            self.objs.shrink_to_fit();
-        }
-    }
-
-    /// The slots' objects, `None` for free slots, for batch writes
-    /// (spread over threads with `rayon`).
-    pub fn objs_mut(&mut self) -> &mut [Option<Object<V, T>>] {
-        &mut self.objs
-    }
-
-    /// Bytes held.
-    pub fn memory_bytes(&self) -> usize {
-        self.slots.capacity() * size_of::<Place>()
-            + self.objs.capacity() * size_of::<Option<Object<V, T>>>()
-            + self.free.capacity() * size_of::<u32>()
-    }
-
-    /// Checks a handle and returns its slot index. The slot must hold an
-    /// object too: a handle of another index may name a free slot with
-    /// the generation it has here.
+    /// Checks a handle and returns its slot index.
     #[inline]
     pub fn resolve(&self, h: Handle) -> Result<u32, Error> {
-        let i = h.index as usize;
-        match self.slots.get(i) {
-            Some(s) if s.generation == h.generation && self.objs[i].is_some() => Ok(h.index),
+        match self.slots.get(h.index as usize) {
+            Some(s) if s.generation == h.generation && s.obj.is_some() => Ok(h.index),
             _ => Err(Error::StaleHandle(h)),
         }
     }
 
     /// Removes the object of a checked slot.
     pub fn remove(&mut self, i: u32) -> Object<V, T> {
-        let obj = self.objs[i as usize]
-            .take()
-            .expect("remove of an empty slot");
         let s = &mut self.slots[i as usize];
+        let obj = s.obj.take().expect("remove of an empty slot");
         s.node = NONE;
         // A slot whose generation would wrap is retired, so an old handle can
         // never name a new object.
@@ -199,18 +136,10 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         }
     }
 
-    /// The place of slot `i` (free or not), or `None` past the last
-    /// slot.
+    /// Slot `i` (free or not), or `None` past the last slot.
     #[inline]
-    pub fn get_slot(&self, i: u32) -> Option<&Place> {
+    pub fn get_slot(&self, i: u32) -> Option<&Slot<Object<V, T>>> {
         self.slots.get(i as usize)
-    }
-
-    /// The object of slot `i`; `None` for a free slot or one past the
-    /// last.
-    #[inline]
-    pub fn get_obj(&self, i: u32) -> Option<&Object<V, T>> {
-        self.objs.get(i as usize)?.as_ref()
     }
 
     /// Asks the processor to bring slot `i` (its place and its object)
@@ -218,47 +147,39 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
     /// end. A hint: it changes nothing.
     #[inline]
     pub fn prefetch_slot(&self, i: u32) {
-        self.prefetch_place(i);
-        self.prefetch_obj(i);
-    }
-
-    /// [`Store::prefetch_slot`] for the place alone.
-    #[inline]
-    pub fn prefetch_place(&self, i: u32) {
         if let Some(s) = self.get_slot(i) {
             crate::kernel::prefetch(s);
         }
     }
 
-    /// [`Store::prefetch_slot`] for the object alone.
     #[inline]
-    pub fn prefetch_obj(&self, i: u32) {
-        if let Some(o) = self.objs.get(i as usize) {
-            crate::kernel::prefetch(o);
-        }
-    }
-
-    #[inline]
-    pub fn slot(&self, i: u32) -> &Place {
+    pub fn slot(&self, i: u32) -> &Slot<Object<V, T>> {
         &self.slots[i as usize]
     }
 
+    /// Every slot, for batch writes (spread over threads with `rayon`).
+    pub fn slots_mut(&mut self) -> &mut [Slot<Object<V, T>>] {
+        &mut self.slots
+    }
+
     #[inline]
-    pub fn slot_mut(&mut self, i: u32) -> &mut Place {
+    pub fn slot_mut(&mut self, i: u32) -> &mut Slot<Object<V, T>> {
         &mut self.slots[i as usize]
     }
 
     /// The object of a live slot.
     #[inline]
     pub fn obj(&self, i: u32) -> &Object<V, T> {
-        self.objs[i as usize]
+        self.slots[i as usize]
+            .obj
             .as_ref()
             .expect("slot holds no object")
     }
 
     #[inline]
     pub fn obj_mut(&mut self, i: u32) -> &mut Object<V, T> {
-        self.objs[i as usize]
+        self.slots[i as usize]
+            .obj
             .as_mut()
             .expect("slot holds no object")
     }
@@ -274,21 +195,17 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
 
     /// Live objects with their handles, in slot order.
     pub fn objects(&self) -> impl Iterator<Item = (Handle, &Object<V, T>)> {
-        self.slots
-            .iter()
-            .zip(&self.objs)
-            .enumerate()
-            .filter_map(|(i, (s, o))| {
-                o.as_ref().map(|o| {
-                    (
-                        Handle {
-                            index: i as u32,
-                            generation: s.generation,
-                        },
-                        o,
-                    )
-                })
+        self.slots.iter().enumerate().filter_map(|(i, s)| {
+            s.obj.as_ref().map(|o| {
+                (
+                    Handle {
+                        index: i as u32,
+                        generation: s.generation,
+                    },
+                    o,
+                )
             })
+        })
     }
 
     /// The object behind a handle.
@@ -307,10 +224,18 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
     /// Removes every object; handles given so far become stale.
     pub fn clear(&mut self) {
         for i in 0..self.slots.len() {
-            if self.objs[i].is_some() {
+            if self.slots[i].obj.is_some() {
                 self.remove(i as u32);
             }
         }
+    }
+}
+
+impl<O> Slot<O> {
+    /// The object, if the slot is live.
+    #[inline]
+    pub fn get(&self) -> Option<&O> {
+        self.obj.as_ref()
     }
 }
 

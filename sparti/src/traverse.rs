@@ -431,7 +431,9 @@ impl Selected {
         report: impl FnOnce(&mut Self),
     ) {
         // Asked for now, read at the report.
-        store.prefetch_slot(slot);
+        if let Some(place) = store.get_slot(slot) {
+            crate::kernel::prefetch(place);
+        }
         self.slots[self.n] = slot;
         self.inside[self.n] = inside;
         self.n += 1;
@@ -710,9 +712,10 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             // The grid's rows along the ray, nearest first; each box met
             // tested as the walk below tests an item.
             let mut shape_tests = 0;
-            // The object (the place only for a hit, rare).
             let touch = |j: usize| {
-                self.store.prefetch_obj(g.slot_at(j));
+                if let Some(place) = self.store.get_slot(g.slot_at(j)) {
+                    crate::kernel::prefetch(place);
+                }
             };
             let rows = g.ray_walk(ray, limit, touch, |j, limit| {
                 let slot = g.slot_at(j);

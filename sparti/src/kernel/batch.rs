@@ -522,7 +522,7 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
     );
     // Each table's entries are cleared as they are read, so that the
     // tables are `NONE` throughout between batches.
-    let store = core.store.objs_mut();
+    let store = core.store.slots_mut();
     let table = &by_slot.0[..store.len()];
     zip_chunks(store, table, GATHER_CHUNK, |store, table| {
         let mut last = NONE;
@@ -551,7 +551,7 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
             let i = i as usize;
             // `TWICE` is past the moves.
             if i < n && keep[i] != NONE {
-                let o = place.as_mut().expect("a moved slot holds an object");
+                let o = place.obj.as_mut().expect("a moved slot holds an object");
                 o.shape = moves[i].1;
             }
         }

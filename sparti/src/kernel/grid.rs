@@ -1590,13 +1590,10 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         // 132-144 -> 107-120 ns an object). Not where the objects fit the
         // cache (measured: from any size, the pass made the frame at 10k
         // objects 5-10% slower).
-        // The objects alone: the places (the handles' generations) only
-        // of the pairs found, asked for below.
-        let ask = g.n >= ASK_FROM;
-        if ask {
+        if g.n >= ASK_FROM {
             for &[i, j] in cand.iter() {
-                store.prefetch_obj(slot_of(g.slot[i as usize]));
-                store.prefetch_obj(slot_of(g.slot[j as usize]));
+                store.prefetch_slot(slot_of(g.slot[i as usize]));
+                store.prefetch_slot(slot_of(g.slot[j as usize]));
             }
         }
         // The tests without a branch on their outcome (about one box hit in
@@ -1624,12 +1621,6 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
             found += usize::from(hit);
         }
         counters.shape_tests += tests;
-        if ask {
-            for &[sa, sb] in &cand[..found] {
-                store.prefetch_place(sa);
-                store.prefetch_place(sb);
-            }
-        }
         for &[sa, sb] in &cand[..found] {
             report_found(store, sa, sb, f);
         }

@@ -683,7 +683,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
 
     /// Bytes held by the shared state (capacities), objects included.
     pub fn memory_bytes(&self) -> usize {
-        self.store.memory_bytes()
+        self.store.capacity() * size_of::<crate::store::Slot<Object<V, T>>>()
             + self.nodes.capacity() * size_of::<N>()
             + (self.free_nodes.capacity()
                 + self.pending.capacity()
@@ -1441,16 +1441,13 @@ fn follow<'a, V: Vector, T>(
         epoch: store.epoch(),
         filed: store.len() - pending.len(),
         // The shape, whose box the lists hold (a list entry's box is
-        // always its object's, `validate` checks it). The object alone:
-        // a refit needs the store's epoch unchanged since the sort, and
-        // only an insertion queues an object, so each object the grid
-        // holds is still filed (its place is not read).
+        // always its object's, `validate` checks it).
         locate: move |slot| {
-            let o = store.get_obj(slot)?;
-            debug_assert!(store.slot(slot).node != NONE, "a refit of a queued object");
+            let s = store.get_slot(slot)?;
+            let o = s.get().filter(|_| s.node != NONE)?;
             Some(o.shape)
         },
-        prefetch: move |slot| store.prefetch_obj(slot),
+        prefetch: move |slot| store.prefetch_slot(slot),
     }
 }
 
@@ -1517,8 +1514,7 @@ impl Moved {
             return;
         }
         for &slot in &self.slots {
-            // (A free slot is never filed.)
-            if let Some(place) = store.get_slot(slot)
+            if let Some(place) = store.get_slot(slot).filter(|p| p.get().is_some())
                 && place.node != NONE
             {
                 s.mark_node(place.node);
@@ -1537,8 +1533,7 @@ impl Moved {
         let mut late = vec![self.all && s.absorbed != self.record; nodes];
         if s.absorbed != self.record && !self.all {
             for &slot in &self.slots {
-                // (A free slot is never filed: its node is `NONE`.)
-                if let Some(p) = store.get_slot(slot)
+                if let Some(p) = store.get_slot(slot).filter(|p| p.get().is_some())
                     && let Some(l) = late.get_mut(p.node as usize)
                 {
                     *l = true;
@@ -1560,10 +1555,10 @@ impl Moved {
             return;
         }
         for &slot in &self.slots {
-            let (Some(s), Some(o)) = (store.get_slot(slot), store.get_obj(slot)) else {
+            let Some(s) = store.get_slot(slot) else {
                 continue;
             };
-            let Some(node) = nodes.get(s.node as usize) else {
+            let (Some(o), Some(node)) = (s.get(), nodes.get(s.node as usize)) else {
                 continue;
             };
             if let Some(it) = items.get_mut(node.block().start as usize + s.pos as usize) {
@@ -1578,7 +1573,7 @@ impl Moved {
 fn write_every_box<V: Vector, T>(items: &mut [crate::index::Item<V>], store: &Store<Object<V, T>>) {
     for i in 0..items.len() {
         if let Some(ahead) = items.get(i + WRITE_AHEAD) {
-            store.prefetch_obj(ahead.slot());
+            store.prefetch_slot(ahead.slot());
         }
         let it = &mut items[i];
         if !it.is_room() {
@@ -1715,32 +1710,15 @@ macro_rules! impl_spatial_index {
                 core.store.room_for(descs.len())?;
                 core.mark_stale();
                 core.pending.reserve(descs.len());
+                core.store.reserve(descs.len());
                 let mut out = Vec::with_capacity(descs.len());
                 // Taken until every object is queued (a failure half-way,
                 // which the room checked above rules out, would leave none).
                 let mut kept = core.queued.take().filter(|_| keep);
-                if core.store.is_unused() {
-                    // The caller's array becomes the store's objects, made
-                    // in place (a description and an object take the same
-                    // room): slots 0, 1, 2... in the batch's order, as the
-                    // insertions one by one would give.
-                    core.store.adopt(
-                        descs
-                            .into_iter()
-                            .map(|d| Some($crate::Object::from_checked(d)))
-                            .collect(),
-                    );
-                    for slot in 0..core.store.capacity() as u32 {
-                        core.push_pending(slot);
-                        out.push(core.store.handle(slot));
-                    }
-                } else {
-                    core.store.reserve(descs.len());
-                    for d in descs {
-                        let h = core.store.insert($crate::Object::from_checked(d))?;
-                        core.push_pending(h.index);
-                        out.push(h);
-                    }
+                for d in descs {
+                    let h = core.store.insert($crate::Object::from_checked(d))?;
+                    core.push_pending(h.index);
+                    out.push(h);
                 }
                 if let Some(q) = &mut kept {
                     q.absorb(&batch);
@@ -2045,69 +2023,6 @@ mod tests {
         SpatialIndex,
     };
     use glam::Vec3;
-
-    /// A first batch's descriptions become the store's objects in place:
-    /// a description and a stored object take the same room, whatever
-    /// the user value, and the store keeps the caller's array (the bulk
-    /// build writes no copy of the objects). The slots are numbered in
-    /// the batch's order and the objects are the batch's; a later batch
-    /// is copied, after them.
-    #[test]
-    fn a_first_batch_is_kept_in_the_callers_array() {
-        use crate::{Object, Vector};
-        use core::mem::{align_of, size_of};
-        fn same_room<V: Vector, T>() {
-            assert_eq!(
-                size_of::<ObjectDesc<V, T>>(),
-                size_of::<Option<Object<V, T>>>()
-            );
-            assert_eq!(
-                align_of::<ObjectDesc<V, T>>(),
-                align_of::<Option<Object<V, T>>>()
-            );
-        }
-        same_room::<Vec3, u32>();
-        same_room::<Vec3, ()>();
-        same_room::<glam::Vec2, u64>();
-        same_room::<glam::Vec2, u8>();
-        same_room::<Vec3, String>();
-        same_room::<Vec3, [u16; 3]>();
-        let desc = |i: u32| {
-            let c = Vec3::new(i as f32, (i % 7) as f32, 0.5);
-            let shape = if i % 2 == 0 {
-                Shape::sphere(c, 0.75)
-            } else {
-                Shape::cuboid(c, Vec3::splat(0.5))
-            };
-            ObjectDesc::new(shape, i).with_layer(1 << (i % 3))
-        };
-        let mut t = LooseOrthtree::<Vec3, u32>::new();
-        let descs: Vec<_> = (0..100).map(desc).collect();
-        let at = descs.as_ptr() as usize;
-        let hs = t.insert_many(descs).expect("valid");
-        let store = &mut super::Family::core_mut(&mut t).store;
-        assert_eq!(store.objs_mut().as_ptr() as usize, at, "the caller's array");
-        let more = t
-            .insert_many((100..150).map(desc).collect())
-            .expect("valid");
-        t.flush();
-        t.validate().expect("valid");
-        for (i, h) in hs.iter().chain(&more).enumerate() {
-            assert_eq!(h.index() as usize, i);
-            let o = t.get(*h).expect("live");
-            let d = desc(i as u32);
-            assert_eq!((o.shape, o.value, o.layer), (d.shape, d.value, d.layer));
-        }
-        // An array with far more room than objects is not kept whole.
-        let held = |descs: Vec<ObjectDesc<Vec3, u32>>| {
-            let mut t = LooseOrthtree::<Vec3, u32>::new();
-            t.insert_many(descs).expect("valid");
-            super::Family::core(&t).store.memory_bytes()
-        };
-        let mut roomy = Vec::with_capacity(10_000);
-        roomy.extend((0..100).map(desc));
-        assert_eq!(held(roomy), held((0..100).map(desc).collect()));
-    }
 
     /// The automatic cell size from the sides' bins is four times the
     /// median side rounded up to a power of two, computed exactly (in

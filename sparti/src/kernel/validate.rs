@@ -129,7 +129,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
     /// The item's slot points back to it and its copies are up to date.
     fn check_item(&self, n: u32, pos: usize, it: &Item<V>) -> Result<(), ValidationError> {
         let s = self.store.slot(it.slot());
-        let Some(o) = self.store.get_obj(it.slot()) else {
+        let Some(o) = s.get() else {
             return Err(ValidationError(format!(
                 "node {n} item {pos} names a free slot"
             )));
@@ -157,19 +157,10 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
         let nodes = &self.nodes;
         for (pos, &slot) in self.pending.iter().enumerate() {
             let s = self.store.slot(slot);
-            ensure!(
-                self.store.get_obj(slot).is_some(),
-                "pending slot {slot} is free"
-            );
+            ensure!(s.get().is_some(), "pending slot {slot} is free");
             ensure!(
                 s.node == NONE && s.pos as usize == pos,
                 "pending slot {slot} misfiled"
-            );
-        }
-        for slot in 0..self.store.capacity() as u32 {
-            ensure!(
-                self.store.get_obj(slot).is_some() || self.store.slot(slot).node == NONE,
-                "free slot {slot} is filed"
             );
         }
         ensure!(
