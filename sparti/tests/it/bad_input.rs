@@ -239,6 +239,69 @@ fn loose_quadtree_refuses_bad_input() {
     degenerate_queries(preset());
 }
 
+/// A refused batch leaves no trace: a twin that never saw it, given the
+/// same calls after, gives the same handles, objects and pairs. The batch
+/// takes every free slot and new ones before its bad object, and the
+/// objects after it are never stored.
+fn refused_batch_leaves_no_trace<V: Vector, S: SpatialIndex<V, u32>>(make: impl Fn() -> S) {
+    let sphere = |i: u32| {
+        let c = V::splat((i % 17) as f32 * 0.7).with(0, (i % 5) as f32);
+        ObjectDesc::new(Shape::sphere(c, 0.5 + (i % 3) as f32), i)
+    };
+    for built in [false, true] {
+        let (mut a, mut b) = (make(), make());
+        for s in [&mut a, &mut b] {
+            let hs = s.insert_many((0..20).map(sphere).collect()).unwrap();
+            if built {
+                s.flush();
+            }
+            for &h in hs.iter().step_by(3) {
+                s.remove(h).unwrap();
+            }
+            s.insert(sphere(20)).unwrap();
+        }
+        let mut batch: Vec<_> = (100..110).map(sphere).collect();
+        batch.push(ObjectDesc::new(Shape::sphere(V::splat(f32::NAN), 1.0), 999));
+        batch.extend((110..115).map(sphere));
+        assert_eq!(a.insert_many(batch), Err(Error::NonFinite));
+        a.validate().unwrap();
+        assert_eq!(a.len(), b.len(), "built: {built}");
+        let ha = a.insert_many((200..212).map(sphere).collect()).unwrap();
+        let hb = b.insert_many((200..212).map(sphere).collect()).unwrap();
+        assert_eq!(
+            ha, hb,
+            "the same handles after a refused batch (built: {built})"
+        );
+        assert_eq!(a.insert(sphere(300)), b.insert(sphere(300)));
+        let objects = |s: &S| -> Vec<(sparti::Handle, u32)> {
+            s.objects().map(|(h, o)| (h, o.value)).collect()
+        };
+        assert_eq!(objects(&a), objects(&b));
+        for s in [&mut a, &mut b] {
+            s.flush();
+            s.validate().unwrap();
+        }
+        let (mut pa, mut pb) = (vec![], vec![]);
+        a.pairs(&mut pa);
+        b.pairs(&mut pb);
+        pa.sort_unstable();
+        pb.sort_unstable();
+        assert!(!pa.is_empty());
+        assert_eq!(pa, pb, "built: {built}");
+    }
+}
+
+#[test]
+fn a_refused_batch_leaves_no_trace() {
+    refused_batch_leaves_no_trace(BruteForce::<Vec3, u32>::new);
+    refused_batch_leaves_no_trace(Octree::<u32>::new);
+    refused_batch_leaves_no_trace(Quadtree::<u32>::new);
+    refused_batch_leaves_no_trace(LooseOctree::<u32>::new);
+    refused_batch_leaves_no_trace(LooseQuadtree::<u32>::new);
+    refused_batch_leaves_no_trace(Bsp3::<u32>::new);
+    refused_batch_leaves_no_trace(Bsp2::<u32>::new);
+}
+
 #[test]
 fn query_shapes_refuse_bad_input() {
     assert_eq!(Ray::new(Vec3::ZERO, Vec3::ZERO), Err(Error::ZeroDirection));
