@@ -240,9 +240,10 @@ fn loose_quadtree_refuses_bad_input() {
 }
 
 /// A refused batch leaves no trace: a twin that never saw it, given the
-/// same calls after, gives the same handles, objects and pairs. The batch
-/// takes every free slot and new ones before its bad object, and the
-/// objects after it are never stored.
+/// same calls after, gives the same handles, objects and pairs. Before its
+/// bad object the batch has enough objects to take every free slot and new
+/// ones (a store that took them and failed to give them back would show),
+/// and objects follow it.
 fn refused_batch_leaves_no_trace<V: Vector, S: SpatialIndex<V, u32>>(make: impl Fn() -> S) {
     let sphere = |i: u32| {
         let c = V::splat((i % 17) as f32 * 0.7).with(0, (i % 5) as f32);
