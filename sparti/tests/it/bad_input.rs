@@ -294,13 +294,7 @@ fn refused_batch_leaves_no_trace<V: Vector, S: SpatialIndex<V, u32>>(make: impl 
 
 #[test]
 fn a_refused_batch_leaves_no_trace() {
-    refused_batch_leaves_no_trace(BruteForce::<Vec3, u32>::new);
-    refused_batch_leaves_no_trace(Octree::<u32>::new);
-    refused_batch_leaves_no_trace(Quadtree::<u32>::new);
-    refused_batch_leaves_no_trace(LooseOctree::<u32>::new);
-    refused_batch_leaves_no_trace(LooseQuadtree::<u32>::new);
-    refused_batch_leaves_no_trace(Bsp3::<u32>::new);
-    refused_batch_leaves_no_trace(Bsp2::<u32>::new);
+    every_structure!(makers brute, refused_batch_leaves_no_trace);
 }
 
 #[test]

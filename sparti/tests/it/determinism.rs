@@ -178,11 +178,5 @@ fn same_on_threads<V: Vector, S: SpatialIndex<V, u32>>(make: fn() -> S) {
 
 #[test]
 fn results_are_the_same_on_any_number_of_threads() {
-    same_on_threads(BruteForce::<Vec3, u32>::new);
-    same_on_threads(Octree::<u32>::new);
-    same_on_threads(Quadtree::<u32>::new);
-    same_on_threads(LooseOctree::<u32>::new);
-    same_on_threads(LooseQuadtree::<u32>::new);
-    same_on_threads(Bsp3::<u32>::new);
-    same_on_threads(Bsp2::<u32>::new);
+    crate::common::every_structure!(makers brute, same_on_threads);
 }

@@ -365,12 +365,7 @@ fn large<V: Vector, S: SpatialIndex<V, u32> + Send + Sync>(make: fn() -> S) {
 
 #[test]
 fn large_scenes_give_the_same_pairs_on_any_pool() {
-    large(Octree::<u32>::new);
-    large(LooseOctree::<u32>::new);
-    large(Bsp3::<u32>::new);
-    large(Quadtree::<u32>::new);
-    large(LooseQuadtree::<u32>::new);
-    large(Bsp2::<u32>::new);
+    crate::common::every_structure!(makers, large);
 }
 
 /// A search with more pairs than the join of the tasks' results copies on

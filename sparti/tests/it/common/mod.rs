@@ -17,19 +17,34 @@ pub use sparti_scenes::{Rng as Rng64, direction as unit, in_cube, rng, vec_in};
 
 /// Calls the generic check `$f` with every tree, each empty, in 3D and 2D
 /// (and, with `brute,` first, the brute force in 3D and 2D before them).
+/// With `makers` first, `$f` gets each structure's constructor instead
+/// (`Octree::<u32>::new`), for checks that make several of one kind.
 macro_rules! every_structure {
     (brute, $f:ident) => {
-        $f(::sparti::BruteForce::<::glam::Vec3, u32>::new());
-        $f(::sparti::BruteForce::<::glam::Vec2, u32>::new());
-        $crate::common::every_structure!($f);
+        $crate::common::every_structure!(@brute $f, ());
+        $crate::common::every_structure!(@trees $f, ());
     };
     ($f:ident) => {
-        $f(::sparti::Octree::<u32>::new());
-        $f(::sparti::Quadtree::<u32>::new());
-        $f(::sparti::LooseOctree::<u32>::new());
-        $f(::sparti::LooseQuadtree::<u32>::new());
-        $f(::sparti::Bsp3::<u32>::new());
-        $f(::sparti::Bsp2::<u32>::new());
+        $crate::common::every_structure!(@trees $f, ());
+    };
+    (makers brute, $f:ident) => {
+        $crate::common::every_structure!(@brute $f,);
+        $crate::common::every_structure!(@trees $f,);
+    };
+    (makers, $f:ident) => {
+        $crate::common::every_structure!(@trees $f,);
+    };
+    (@brute $f:ident, $($call:tt)?) => {
+        $f(::sparti::BruteForce::<::glam::Vec3, u32>::new $($call)?);
+        $f(::sparti::BruteForce::<::glam::Vec2, u32>::new $($call)?);
+    };
+    (@trees $f:ident, $($call:tt)?) => {
+        $f(::sparti::Octree::<u32>::new $($call)?);
+        $f(::sparti::Quadtree::<u32>::new $($call)?);
+        $f(::sparti::LooseOctree::<u32>::new $($call)?);
+        $f(::sparti::LooseQuadtree::<u32>::new $($call)?);
+        $f(::sparti::Bsp3::<u32>::new $($call)?);
+        $f(::sparti::Bsp2::<u32>::new $($call)?);
     };
 }
 pub(crate) use every_structure;
