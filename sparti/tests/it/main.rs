@@ -3,14 +3,15 @@
 //! Each module is one subject; run one with its name as a filter, for
 //! example `cargo test -p sparti --test it oracle::`.
 //!
-//! The soak test is the one kept apart (`tests/soak.rs`): it checks the
-//! whole process's resident memory, which other tests running beside it in
-//! the same process would disturb.
+//! Two are kept apart. The soak test (`tests/soak.rs`) checks the whole
+//! process's resident memory, which other tests running beside it in the
+//! same process would disturb. The tests of what the `rayon` and `serde`
+//! features change (`tests/features`) are a binary of their own, so that
+//! CI's run with the features compiles only them.
 
 mod common;
 
 mod bad_input;
-mod batch;
 mod behaviour;
 mod bsp;
 mod bulk_build;
@@ -23,7 +24,4 @@ mod octree;
 mod oracle;
 mod oracle_bsp;
 mod oracle_loose;
-mod parallel_pairs;
-mod serde;
-mod shared_queries;
 mod stress;
