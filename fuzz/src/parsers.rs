@@ -1,5 +1,6 @@
 //! The parser harness: arbitrary bytes to the scene-file and query-file
-//! parsers of the `sparti` tool (`sparti_cli::scene`, `sparti_cli::queries`).
+//! parsers of the `sparti` tool (`sparti_scenes::files::scene`,
+//! `sparti_scenes::files::queries`).
 //!
 //! The input is split at its first NUL byte: the part before is a scene
 //! file, the part after a query file (without a NUL, both parsers get the
@@ -11,9 +12,9 @@
 
 use sparti::glam::{Vec2, Vec3};
 use sparti::{BruteForce, Bsp, Orthtree, Vector};
-use sparti_cli::queries::{Query, parse_queries};
-use sparti_cli::replay::Replayer;
-use sparti_cli::scene::{Dim, LineError, MAX_ERRORS, Scene, parse_scene};
+use sparti_scenes::files::queries::{Query, parse_queries};
+use sparti_scenes::files::replay::Replayer;
+use sparti_scenes::files::scene::{Dim, LineError, MAX_ERRORS, Scene, parse_scene};
 
 /// Frames replayed at most, to keep each run short.
 const MAX_FRAMES: usize = 12;

@@ -14,8 +14,10 @@ pub mod demo;
 pub mod inputs;
 pub mod measure;
 pub mod plot;
-pub mod queries;
-pub mod replay;
 pub mod scenarios;
-pub mod scene;
 pub mod tune;
+
+// Scene files, query files and their replay, which live in the scene kit
+// (so that the fuzz targets build without the tool's dependencies), under
+// the names the tool has always given them.
+pub use sparti_scenes::files::{queries, replay, scene};

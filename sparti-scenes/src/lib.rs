@@ -8,6 +8,8 @@
 //! - [`discs`]: the bouncing discs of `sparti demo discs`.
 //! - [`queries`]: static boxes, rays, box queries and camera frustums for
 //!   the query workloads.
+//! - [`files`]: recorded scenes, the scene-file and query-file formats of
+//!   the `sparti` tool and their replay through any structure.
 //! - The random helpers ([`rng`], [`vec_in`], [`in_cube`], [`direction`],
 //!   and [`XorShift`] for results pinned by a hash) the test
 //!   suite's own scene recipes draw from.
@@ -41,6 +43,7 @@
 //! ```
 
 pub mod discs;
+pub mod files;
 mod moving;
 pub mod queries;
 

@@ -21,8 +21,8 @@ use std::fmt::Write;
 
 use sparti::{Handle, Neighbor, ObjectDesc, RayHit, SpatialIndex, Vector};
 
-use crate::queries::{Op, Query};
-use crate::scene::{Change, Frame, LineError, Row, Scene};
+use crate::files::queries::{Op, Query};
+use crate::files::scene::{Change, Frame, LineError, Row, Scene};
 
 /// A structure being fed a scene, with the live objects' handles.
 pub struct Replayer<V: Vector, S: SpatialIndex<V, u64>> {
@@ -266,9 +266,9 @@ pub fn queries<V: Vector, S: SpatialIndex<V, u64>>(
 
 #[cfg(test)]
 mod tests {
+    use crate::files::queries::parse_queries;
+    use crate::files::scene::parse_scene;
     use super::*;
-    use crate::queries::parse_queries;
-    use crate::scene::parse_scene;
     use sparti::glam::Vec2;
     use sparti::{BruteForce, Quadtree};
 

@@ -21,7 +21,7 @@
 
 use sparti::{Aabb, Cone, Filter, Frustum, MAX_COORDINATE, Plane, Ray, Sphere, Vector};
 
-use crate::scene::{LineError, MAX_ERRORS, lines, parse_bits, parse_f32, vector};
+use crate::files::scene::{LineError, MAX_ERRORS, lines, parse_bits, parse_f32, vector};
 
 /// What a query asks.
 #[derive(Clone, Copy, Debug, PartialEq)]
