@@ -1876,6 +1876,9 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
                     hits.resize(chunks.max(HITS), (0, 0, 0));
                 }
                 let mut h = 0;
+                // (A slice, not the vector: its start and length stay in
+                // registers through the chunk loop.)
+                let hits = hits.as_mut_slice();
                 for i in gs..ge {
                     if h + chunks > hits.len() {
                         self.expand(&hits[..h], &run.pos, cand, &mut k, counters, f);
@@ -1896,7 +1899,9 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
                     // did no better), or one 16-wide test.
                     let mut b = i + 1 - gs;
                     tests += m.saturating_sub(b) as u64;
-                    while b < m {
+                    // (Bounded by the boxes' own count, `m`, so that the
+                    // chunk test's clamp to it folds away.)
+                    while b < bx.len() {
                         // SAFETY: `kind` is AVX2 or AVX-512F only on a
                         // processor that has it (this function's
                         // contract). The run's padding boxes meet nothing

@@ -205,6 +205,12 @@ impl<'a> Boxes<'a> {
             })
     }
 
+    /// How many boxes (the objects' positions, `0..n`).
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
     /// The same boxes, whose arrays the caller has padded with sixteen
     /// empty boxes past `n` (a pair search's run): [`Boxes::mask16`] may
     /// then load sixteen values from any position up to `n` (their
