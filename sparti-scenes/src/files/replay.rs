@@ -266,9 +266,9 @@ pub fn queries<V: Vector, S: SpatialIndex<V, u64>>(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use crate::files::queries::parse_queries;
     use crate::files::scene::parse_scene;
-    use super::*;
     use sparti::glam::Vec2;
     use sparti::{BruteForce, Quadtree};
 
