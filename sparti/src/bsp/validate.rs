@@ -235,8 +235,8 @@ mod tests {
             t.core.nodes[root].life.lifespan = 12;
         });
         breaks("duplicates", |t| {
-            let n = t.core.idle[0];
-            t.core.idle.push(n);
+            let n = t.core.idle.any();
+            t.core.idle.duplicate(n);
             let m = t.core.root as usize;
             t.core.nodes[m].life.listed = true;
         });
