@@ -135,6 +135,9 @@ mod tests {
     fn tree() -> Bsp2<u32> {
         let t = Bsp2::with_config(BspConfig {
             world: corruption::world(64.0, 32.0),
+            // One object a leaf: a tree of several levels from a few
+            // objects, with an idle leaf.
+            leaf_capacity: 1,
             ..Default::default()
         });
         corruption::populate(
