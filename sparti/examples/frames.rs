@@ -19,6 +19,8 @@
 //! centre in a 1024-per-axis grid, z, then y, then x: the order of the
 //! kernel's grid), so that their slots follow space, as a game that made
 //! its objects level by level would have them.
+//! `SCENARIO=clustered` (or `flat`, `bullets`) runs another scenario of
+//! the scene kit than `uniform`, the default.
 //! The objects' new positions are computed first, untimed (the game's
 //! work); "update" is the time of sparti's calls (`update` or
 //! `update_many`, then `end_frame`), "pairs" that of the pair search.
@@ -38,9 +40,14 @@ fn run<V: Vector, S: SpatialIndex<V, ()>>(
     make: impl FnOnce(Aabb<V>) -> S,
     find: impl Fn(&mut S, &mut Vec<Pair>),
 ) {
-    // The moving scene of sparti-bench and of `sparti bench`'s `uniform`
-    // scenario: the scene kit's.
-    let mut scene = Moving::<V>::new(Scenario::Uniform, n);
+    // The moving scene of sparti-bench and of `sparti bench`'s scenarios:
+    // the scene kit's.
+    let name = std::env::var("SCENARIO").unwrap_or_else(|_| "uniform".into());
+    let Some(scenario) = Scenario::ALL.into_iter().find(|s| s.name() == name) else {
+        eprintln!("unknown scenario {name}");
+        return;
+    };
+    let mut scene = Moving::<V>::new(scenario, n);
     let world = scene.world();
     let mut index = make(world);
     // The order the objects are made in (their slots): the scene's, or

@@ -135,6 +135,9 @@ mod tests {
     fn tree() -> Bsp2<u32> {
         let t = Bsp2::with_config(BspConfig {
             world: corruption::world(64.0, 32.0),
+            // One object a leaf: a tree of several levels from a few
+            // objects, with an idle leaf.
+            leaf_capacity: 1,
             ..Default::default()
         });
         corruption::populate(
@@ -235,8 +238,8 @@ mod tests {
             t.core.nodes[root].life.lifespan = 12;
         });
         breaks("duplicates", |t| {
-            let n = t.core.idle[0];
-            t.core.idle.push(n);
+            let n = t.core.idle.any();
+            t.core.idle.duplicate(n);
             let m = t.core.root as usize;
             t.core.nodes[m].life.listed = true;
         });

@@ -61,7 +61,8 @@ pub(crate) use batch::{Batch, update_many};
 pub(crate) use lists::{Block, Lists};
 
 pub(crate) use pool::{
-    FIRST_LIFESPAN, Life, Lifecycle, MAX_LIFESPAN, NodeState, PoolNode, PoolParts, impl_pool_node,
+    FIRST_LIFESPAN, IdleWheel, Life, Lifecycle, MAX_LIFESPAN, NodeState, PoolNode, PoolParts,
+    impl_pool_node,
 };
 #[cfg(test)]
 pub(crate) use validate::corruption;
@@ -313,9 +314,9 @@ pub(crate) struct Core<V: Vector, T, N> {
     /// build, a clear, the removal of the last queued object).
     pub queued: Option<PendingSurvey<V>>,
     /// Empty leaves counting down.
-    pub idle: Vec<u32>,
-    /// A spare buffer for `idle` while it is aged, and for the stack of
-    /// [`Core::tidy`] (empty between the two).
+    pub idle: IdleWheel,
+    /// A spare buffer for the stack of [`Core::tidy`] (empty between its
+    /// uses).
     pub idle_spare: Vec<u32>,
     /// Objects removed by the `Remove` policy, for the caller to collect.
     pub evicted: Vec<(Handle, T)>,
@@ -355,7 +356,7 @@ impl<V: Vector, T, N: TreeNode<V>> Default for Core<V, T, N> {
             root: NONE,
             pending: Vec::new(),
             queued: Some(PendingSurvey::EMPTY),
-            idle: Vec::new(),
+            idle: IdleWheel::default(),
             idle_spare: Vec::new(),
             evicted: Vec::new(),
             matrix: LayerMatrix::ALL,
@@ -687,10 +688,10 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
             + self.nodes.capacity() * size_of::<N>()
             + (self.free_nodes.capacity()
                 + self.pending.capacity()
-                + self.idle.capacity()
                 + self.idle_spare.capacity()
                 + self.moved.slots.capacity())
                 * size_of::<u32>()
+            + self.idle.memory()
             + self.sub.with_current(SubBounds::memory_bytes)
             + self
                 .lists

@@ -109,8 +109,10 @@ pub(crate) fn check_tree<V: Vector, T, S: Family<V, T>>(s: &S) -> Result<(), Val
             }
             if life.state == NodeState::Idle {
                 ensure!(life.listed, "idle node {n} is not listed for pruning");
+                // Due within its lifespan from now.
+                let left = life.due.wrapping_sub(core.idle.clock());
                 ensure!(
-                    life.idle_frames < life.lifespan,
+                    (1..=life.lifespan).contains(&left),
                     "idle node {n} outlived its lifespan"
                 );
             }
@@ -184,7 +186,9 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
             seen.iter().all(|&s| s),
             "a node is neither in the tree nor free"
         );
-        for &n in &self.idle {
+        let clock = self.idle.clock();
+        let mut sorted = Vec::with_capacity(self.idle.len());
+        for (n, step) in self.idle.entries() {
             ensure!((n as usize) < nodes.len(), "idle node {n} out of the pool");
             let life = nodes[n as usize].life();
             ensure!(life.listed, "idle list names unlisted node {n}");
@@ -192,14 +196,24 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
                 life.state != NodeState::Free,
                 "idle list names free node {n}"
             );
+            let ahead = step.wrapping_sub(clock);
+            ensure!(
+                (1..=MAX_LIFESPAN).contains(&ahead),
+                "idle node {n} waits {ahead} steps"
+            );
+            // An idle node is looked at no later than it is due.
+            ensure!(
+                life.state != NodeState::Idle || ahead <= life.due.wrapping_sub(clock),
+                "idle node {n} is looked at after it is due"
+            );
+            sorted.push(n);
         }
         let listed = nodes.iter().filter(|n| n.life().listed).count();
         ensure!(
-            listed == self.idle.len(),
+            listed == self.idle.len() && sorted.len() == listed,
             "{listed} nodes marked listed, {} in the idle list",
             self.idle.len()
         );
-        let mut sorted = self.idle.clone();
         sorted.sort_unstable();
         sorted.dedup();
         ensure!(sorted.len() == self.idle.len(), "idle list has duplicates");
@@ -348,7 +362,7 @@ pub(crate) mod corruption {
         t.remove(gone).unwrap();
         t.insert(disc(pending, 99)).unwrap();
         t.validate().unwrap();
-        assert!(!t.core().idle.is_empty() && !t.core().pending.is_empty());
+        assert!(t.core().idle.len() > 0 && !t.core().pending.is_empty());
         t
     }
 
@@ -396,13 +410,13 @@ pub(crate) mod corruption {
         breaks(tree, "filed +", |t| t.core_mut().pending.clear());
         breaks(tree, "empty leaf", |t| {
             let core = t.core_mut();
-            let n = core.idle[0] as usize;
+            let n = core.idle.any() as usize;
             core.nodes[n].pool().life.state = NodeState::Live;
         });
         breaks(tree, "outlived", |t| {
             let core = t.core_mut();
-            let n = core.idle[0] as usize;
-            core.nodes[n].pool().life.idle_frames = 8;
+            let n = core.idle.any() as usize;
+            core.nodes[n].pool().life.due = core.idle.clock();
         });
     }
 

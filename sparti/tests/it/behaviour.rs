@@ -57,6 +57,17 @@ fn bsp(world: Aabb<Vec3>) -> Bsp3<u32> {
     .unwrap()
 }
 
+/// [`bsp`] with one object a leaf (the octree's rule; the default keeps
+/// 8), so that a few objects build a tree of many levels.
+fn bsp_one_a_leaf(world: Aabb<Vec3>) -> Bsp3<u32> {
+    Bsp3::with_config(BspConfig {
+        world: Some(world),
+        leaf_capacity: 1,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
 /// 101 objects queued (a batch and one more), seen by a query before the
 /// build (tested one by one, counted), then the same answer from the built
 /// tree. `before_build` checks what the family shows of a queued object
@@ -299,6 +310,9 @@ fn bsp_lifespans() -> Lifespans<Bsp3<u32>> {
     let mut t = Bsp3::<u32>::with_config(BspConfig {
         world: Some(cube(0.0, 64.0)),
         min_dimension: 32.0,
+        // One object a leaf (the octree's rule; the default keeps 8), so
+        // that a few objects build a tree of several levels.
+        leaf_capacity: 1,
         ..Default::default()
     })
     .unwrap();
@@ -431,7 +445,7 @@ fn pruning_reclaims_whole_branches_and_reuses_the_pool() {
     assert!(deep.nodes > 8, "{deep:?}");
     assert!(mem.iter().all(|&m| m == first), "{first} then {mem:?}");
 
-    let (deep, first, mem) = pruning_reclaims(bsp(cube(0.0, 1024.0)), a, b, 64 * 40, 5);
+    let (deep, first, mem) = pruning_reclaims(bsp_one_a_leaf(cube(0.0, 1024.0)), a, b, 64 * 40, 5);
     assert!(deep.nodes > 20, "{deep:?}");
     assert!(mem.iter().all(|&m| m == first), "{first} then {mem:?}");
 

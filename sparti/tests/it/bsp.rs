@@ -206,6 +206,9 @@ fn a_flat_world_gets_cells_that_are_not_flat_slivers() {
 fn a_move_searches_from_the_current_node() {
     let mut t = Bsp2::<u32>::with_config(BspConfig {
         world: Some(rect(0.0, 0.0, 1024.0, 1024.0)),
+        // One object a leaf (the octree's rule; the default keeps 8), so
+        // that a few objects build a tree of several levels.
+        leaf_capacity: 1,
         ..Default::default()
     })
     .unwrap();
@@ -488,6 +491,9 @@ fn objects_that_move_onto_a_split_plane_from_both_sides_still_pair() {
     // would sit in sibling subtrees and their contact be missed.
     let mut t = Bsp3::<u32>::with_config(BspConfig {
         world: Some(Aabb::new(Vec3::ZERO, Vec3::splat(64.0)).unwrap()),
+        // One object a leaf (the octree's rule; the default keeps 8), so
+        // that a few objects build a tree of several levels.
+        leaf_capacity: 1,
         ..Default::default()
     })
     .unwrap();
