@@ -149,14 +149,16 @@ pub(crate) fn layout<V: Vector>(b: &Aabb<V>, min_dimension: f32) -> (u8, f32, bo
 /// - Splitting stops at [`BspConfig::min_dimension`]; children are created
 ///   only where objects are, a leaf keeping up to
 ///   [`BspConfig::leaf_capacity`] objects before it splits.
-/// - An object lives in the deepest node that contains it. One that
-///   touches or straddles a node's split plane belongs to that node, so
-///   objects of two sibling subtrees are strictly apart and never touch.
+/// - An object lives in the deepest node that contains it, or higher in a
+///   leaf with room. One that touches or straddles a node's split plane
+///   belongs to that node, so objects of two sibling subtrees are
+///   strictly apart and never touch.
 /// - Insertions are queued and built in one pass by `flush` (or
 ///   `end_frame`); queries before it test them one by one.
 /// - A moved object starts from its own node, climbs only as far as the
 ///   first ancestor that contains it without touching one of the split
-///   planes bounding that ancestor, then sinks as deep as it fits.
+///   planes bounding that ancestor, then sinks as deep as it fits (or
+///   stops in a leaf with room).
 /// - An object leaving the world makes the root double along one axis at a
 ///   time towards it, the old root becoming one child; or, by
 ///   [`OutOfBounds`], the move is refused or the object is removed and
