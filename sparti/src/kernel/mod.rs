@@ -61,7 +61,7 @@ pub(crate) use batch::{Batch, update_many};
 pub(crate) use lists::{Block, Lists};
 
 pub(crate) use pool::{
-    FIRST_LIFESPAN, IdleWheel, Life, Lifecycle, MAX_LIFESPAN, NodeState, PoolNode, PoolParts,
+    FIRST_LIFESPAN, IdleList, Life, Lifecycle, MAX_LIFESPAN, NodeState, PoolNode, PoolParts,
     impl_pool_node,
 };
 #[cfg(test)]
@@ -314,7 +314,7 @@ pub(crate) struct Core<V: Vector, T, N> {
     /// build, a clear, the removal of the last queued object).
     pub queued: Option<PendingSurvey<V>>,
     /// Empty leaves counting down.
-    pub idle: IdleWheel,
+    pub idle: IdleList,
     /// A spare buffer for the stack of [`Core::tidy`] (empty between its
     /// uses).
     pub idle_spare: Vec<u32>,
@@ -356,7 +356,7 @@ impl<V: Vector, T, N: TreeNode<V>> Default for Core<V, T, N> {
             root: NONE,
             pending: Vec::new(),
             queued: Some(PendingSurvey::EMPTY),
-            idle: IdleWheel::default(),
+            idle: IdleList::default(),
             idle_spare: Vec::new(),
             evicted: Vec::new(),
             matrix: LayerMatrix::ALL,

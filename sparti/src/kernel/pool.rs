@@ -5,7 +5,7 @@
 //! the free list and its parent may become an empty leaf in turn.
 //!
 //! The countdown reads an idle leaf's node only when it is due: the idle
-//! list keeps each leaf's due step beside it ([`IdleWheel`]). (Aging each
+//! list keeps each leaf's due step beside it ([`IdleList`]). (Aging each
 //! leaf's own count every frame read every idle node every frame: with
 //! bullets crossing a world, a million idle leaves for 100,000 objects,
 //! and up to 13% of the frame.)
@@ -39,10 +39,10 @@ pub(crate) struct Lifecycle {
     pub state: NodeState,
     /// Frames an empty leaf lives before it is pruned (8, doubling to 64).
     pub lifespan: u8,
-    /// While idle: the step of the [`IdleWheel`]'s clock at which it is
+    /// While idle: the step of the [`IdleList`]'s clock at which it is
     /// pruned (its lifespan after the step before it became idle).
     pub due: u8,
-    /// True while the node has an entry in the idle wheel.
+    /// True while the node has an entry in the idle list.
     pub listed: bool,
 }
 
@@ -64,7 +64,7 @@ impl Lifecycle {
 /// in order (eight bytes each) and the nodes of only those whose step it
 /// is.
 #[derive(Default)]
-pub(crate) struct IdleWheel {
+pub(crate) struct IdleList {
     /// Steps so far (one an `end_frame`), wrapping: due steps lie at most
     /// [`MAX_LIFESPAN`] ahead, so eight bits tell them apart.
     clock: u8,
@@ -78,7 +78,7 @@ struct IdleEntry {
     step: u8,
 }
 
-impl IdleWheel {
+impl IdleList {
     /// The clock: the steps so far.
     #[inline]
     pub fn clock(&self) -> u8 {
@@ -343,7 +343,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
     pub fn mark_used(&mut self, n: u32) {
         let p = self.nodes[n as usize].pool();
         if p.life.state == NodeState::Idle {
-            // (Its entry in the wheel stays, and is dropped when due.)
+            // (Its entry in the idle list stays, and is dropped when due.)
             p.life.state = NodeState::Live;
             p.life.lifespan = p.life.lifespan.saturating_mul(2).min(MAX_LIFESPAN);
         }
@@ -465,7 +465,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
     /// One frame passes for the empty leaves: those idle for their lifespan
     /// are pruned, which may leave their parent an empty leaf in turn
     /// (whose countdown starts now). Only the nodes whose entry is due
-    /// this step are read ([`IdleWheel`]).
+    /// this step are read ([`IdleList`]).
     pub fn age_idle_nodes(&mut self) {
         self.idle.clock = self.idle.clock.wrapping_add(1);
         let now = self.idle.clock;
