@@ -210,7 +210,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
         }
         let listed = nodes.iter().filter(|n| n.life().listed).count();
         ensure!(
-            listed == self.idle.len() && sorted.len() == listed,
+            listed == self.idle.len(),
             "{listed} nodes marked listed, {} in the idle list",
             self.idle.len()
         );
