@@ -500,16 +500,16 @@ impl Survey {
         s
     }
 
-    /// The survey of the objects of `items` (room skipped).
-    pub fn of<V: Vector>(items: &[Item<V>]) -> Self {
+    /// The survey of the objects at positions `range` of `src`.
+    pub fn of<V: Vector, S: Source<V> + ?Sized>(src: &S, range: core::ops::Range<usize>) -> Self {
         let mut lo = V::splat(f32::INFINITY);
         let mut hi = V::splat(f32::NEG_INFINITY);
         let mut by_exp = [0u32; 256];
         let mut n = 0usize;
-        for it in items {
-            if it.is_room() {
+        for i in range {
+            let Some(it) = src.at(i) else {
                 continue;
-            }
+            };
             n += 1;
             lo = lo.min(it.aabb.min);
             hi = hi.max(it.aabb.max);
@@ -532,6 +532,45 @@ impl Survey {
     }
 }
 
+/// Where a new sort of the grid reads its objects: positions `0..len()`,
+/// each an object (its box, slot and static flag, as an [`Item`]) or
+/// nothing. The kernel's source is its store, in slot order
+/// ([`crate::kernel::Filed`]): the objects filed in the tree.
+pub(crate) trait Source<V: Vector>: Sync {
+    /// Positions.
+    fn len(&self) -> usize;
+    /// The object at position `i` (below `len()`), if there is one.
+    fn at(&self, i: usize) -> Option<Item<V>>;
+    /// Asks for position `i` ahead of its read (a hint; nothing past
+    /// the end).
+    fn prefetch(&self, i: usize);
+}
+
+/// A slice of entries as a source (room skipped): the tests' grids.
+impl<V: Vector> Source<V> for [Item<V>] {
+    #[inline]
+    fn len(&self) -> usize {
+        <[Item<V>]>::len(self)
+    }
+    #[inline]
+    fn at(&self, i: usize) -> Option<Item<V>> {
+        let it = self[i];
+        (!it.is_room()).then_some(it)
+    }
+    #[inline]
+    fn prefetch(&self, i: usize) {
+        if let Some(it) = self.get(i) {
+            crate::kernel::prefetch(it);
+        }
+    }
+}
+
+/// The cuts of `0..n` into pieces of `chunk` positions.
+fn ranges(n: usize, chunk: usize) -> impl ExactSizeIterator<Item = core::ops::Range<usize>> {
+    let chunk = chunk.max(1);
+    (0..n.div_ceil(chunk)).map(move |i| i * chunk..((i + 1) * chunk).min(n))
+}
+
 /// The cell of an object: its level (the first whose cells are at least
 /// its size) and the cell of its centre there.
 struct Keyer<'a> {
@@ -552,24 +591,25 @@ impl<'a> Keyer<'a> {
         }
     }
 
-    /// The keys of `items` into `keys` (`NONE` for room: every entry is
-    /// written), each object's also to `each` (a count by cell, in a
+    /// The keys of the objects at positions `range` of `src` into `keys`
+    /// (`NONE` where there is none: every entry is written), each object's also to `each` (a count by cell, in a
     /// build on one thread: one pass fewer); per level, how far its
     /// objects stick out of their cells and how many there are.
-    fn keys<V: Vector>(
+    fn keys<V: Vector, S: Source<V> + ?Sized>(
         &self,
-        items: &[Item<V>],
+        src: &S,
+        range: core::ops::Range<usize>,
         keys: &mut [u32],
         mut each: impl FnMut(u32),
     ) -> LevelStats {
         let d = V::DIM;
         let top = self.levels.len() - 1;
         let mut stats = NO_STATS;
-        for (it, slot_key) in items.iter().zip(keys) {
-            if it.is_room() {
+        for (i, slot_key) in range.zip(keys) {
+            let Some(it) = src.at(i) else {
                 *slot_key = NONE;
                 continue;
-            }
+            };
             let size = (it.aabb.max - it.aabb.min).max_element() * self.inv0;
             // The first level whose cells are at least the object's size.
             let mut l = if size <= 1.0 {
@@ -650,11 +690,13 @@ impl Piece<'_> {
     /// at a million objects: the scatter 27 -> 16 ms in a fresh 3D build;
     /// below a hundred thousand, where the arrays stay in the cache, the
     /// frame was 3-6% slower).
-    fn scatter<V: Vector>(&mut self, items: &[Item<V>], keys: &[u32], gather: bool) {
+    fn scatter<V: Vector, S: Source<V> + ?Sized>(&mut self, src: &S, keys: &[u32], gather: bool) {
         if !gather {
-            for (it, &k) in items.iter().zip(keys).rev() {
-                if let Some(p) = self.claim(k) {
-                    self.put(p, it);
+            for (i, &k) in keys.iter().enumerate().rev() {
+                if let Some(p) = self.claim(k)
+                    && let Some(it) = src.at(i)
+                {
+                    self.put(p, &it);
                 }
             }
             return;
@@ -675,9 +717,11 @@ impl Piece<'_> {
         }
         for p in 0..self.slot.len() {
             if let Some(&q) = self.slot.get(p + GATHER_AHEAD) {
-                crate::kernel::prefetch(&items[q as usize]);
+                src.prefetch(q as usize);
             }
-            self.put(p, &items[self.slot[p] as usize]);
+            if let Some(it) = src.at(self.slot[p] as usize) {
+                self.put(p, &it);
+            }
         }
     }
 
@@ -941,9 +985,9 @@ impl Grid {
     /// objects through `follow` and does not call `items`). Leaves it
     /// unbuilt (see [`Grid::is_built`]) when it would be too crowded to
     /// pay (module docs): the caller searches its tree.
-    pub fn build<'i, V: Vector, L: Locate<V>, P: Fn(u32)>(
+    pub fn build<'i, V: Vector, S: Source<V> + ?Sized + 'i, L: Locate<V>, P: Fn(u32)>(
         &mut self,
-        items: impl FnOnce() -> &'i [Item<V>],
+        items: impl FnOnce() -> &'i S,
         follow: &Follow<L, P>,
     ) {
         self.ok = self.refit(follow) || self.sort(items(), 1, follow, None);
@@ -957,9 +1001,9 @@ impl Grid {
     /// The build step (`flush`) builds with it.
     /// `survey`, where given, must be [`Survey::of`] the entries: a new
     /// sort then skips that pass.
-    pub fn build_par<'i, V: Vector, L: Locate<V>, P: Fn(u32)>(
+    pub fn build_par<'i, V: Vector, S: Source<V> + ?Sized + 'i, L: Locate<V>, P: Fn(u32)>(
         &mut self,
-        items: impl FnOnce() -> &'i [Item<V>],
+        items: impl FnOnce() -> &'i S,
         follow: &Follow<L, P>,
         survey: Option<Survey>,
     ) {
@@ -972,9 +1016,15 @@ impl Grid {
     /// [`Grid::build_par`], its refit on rayon's threads too (the
     /// parallel pair search, whose objects may be shared).
     #[cfg(feature = "rayon")]
-    pub fn build_shared<'i, V: Vector, L: Locate<V> + Sync, P: Fn(u32) + Sync>(
+    pub fn build_shared<
+        'i,
+        V: Vector,
+        S: Source<V> + ?Sized + 'i,
+        L: Locate<V> + Sync,
+        P: Fn(u32) + Sync,
+    >(
         &mut self,
-        items: impl FnOnce() -> &'i [Item<V>],
+        items: impl FnOnce() -> &'i S,
         follow: &Follow<L, P>,
     ) {
         let parts = build_parts(follow.filed);
@@ -983,9 +1033,9 @@ impl Grid {
 
     /// A new sort of the objects ([`Grid::fill`]), which `follow`'s
     /// epoch then names.
-    fn sort<V: Vector, L, P>(
+    fn sort<V: Vector, S: Source<V> + ?Sized, L, P>(
         &mut self,
-        items: &[Item<V>],
+        items: &S,
         parts: usize,
         follow: &Follow<L, P>,
         survey: Option<Survey>,
@@ -1136,16 +1186,21 @@ impl Grid {
     /// own range, reading every object in the same order), so the order
     /// within a cell is the one-thread order.
     /// `survey`, where given, must be [`Survey::of`] `items`.
-    fn fill<V: Vector>(&mut self, items: &[Item<V>], parts: usize, survey: Option<Survey>) -> bool {
+    fn fill<V: Vector, S: Source<V> + ?Sized>(
+        &mut self,
+        items: &S,
+        parts: usize,
+        survey: Option<Survey>,
+    ) -> bool {
         self.fill_in(items, parts, items.len() >= GATHER_FROM, survey)
     }
 
     /// [`Grid::fill`], its scatter in two passes where `gather` (see
     /// [`Piece::scatter`]), from `survey` where given (it must be
     /// [`Survey::of`] `items`).
-    fn fill_in<V: Vector>(
+    fn fill_in<V: Vector, S: Source<V> + ?Sized>(
         &mut self,
-        items: &[Item<V>],
+        items: &S,
         parts: usize,
         gather: bool,
         survey: Option<Survey>,
@@ -1156,11 +1211,19 @@ impl Grid {
         // by binary exponent.
         let all = match survey {
             Some(s) => {
-                debug_assert!(s == Survey::of(items), "the survey given is the entries'");
+                debug_assert!(
+                    s == Survey::of(items, 0..items.len()),
+                    "the survey given is the source's"
+                );
                 s
             }
             None => {
-                fold_parts(items.chunks(chunk), Survey::of, Survey::merged).unwrap_or(Survey::EMPTY)
+                fold_parts(
+                    ranges(items.len(), chunk),
+                    |r| Survey::of(items, r),
+                    Survey::merged,
+                )
+                .unwrap_or(Survey::EMPTY)
             }
         };
         let (lo, hi, n) = (all.lo, all.hi, all.n);
@@ -1231,11 +1294,13 @@ impl Grid {
         let stats = if parts == 1 {
             // Objects per cell, counted as the keys are made.
             let counts = &mut self.cell_start[..cells];
-            keyer.keys(items, &mut self.src_key, |k| counts[k as usize] += 1)
+            keyer.keys(items, 0..items.len(), &mut self.src_key, |k| {
+                counts[k as usize] += 1;
+            })
         } else {
             fold_parts(
-                items.chunks(chunk).zip(self.src_key.chunks_mut(chunk)),
-                |(its, keys)| keyer.keys(its, keys, |_| {}),
+                ranges(items.len(), chunk).zip(self.src_key.chunks_mut(chunk)),
+                |(r, keys)| keyer.keys(items, r, keys, |_| {}),
                 merged_stats,
             )
             .unwrap_or(NO_STATS)

@@ -411,7 +411,8 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
             s.refresh(nodes, items, root);
         });
         let follow = follow(&self.store, &self.pending);
-        self.grid.settle(|g| g.build_par(|| items, &follow, survey));
+        let filed = Filed(&self.store);
+        self.grid.settle(|g| g.build_par(|| &filed, &follow, survey));
         self.grid_for_queries = true;
     }
 
@@ -464,6 +465,13 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         let node = self.nodes.get(place.node as usize)?;
         let at = node.block().start.wrapping_add(place.pos) as usize;
         self.lists.as_is().get(at)
+    }
+
+    /// The objects filed in the tree, in slot order: what a new sort of
+    /// the grid reads.
+    #[inline]
+    pub fn filed(&self) -> Filed<'_, V, T> {
+        Filed(&self.store)
     }
 
     /// What the grid's build needs to follow the objects where they
@@ -1208,9 +1216,8 @@ where
     if core.root == NONE {
         return;
     }
-    let g = core
-        .grid
-        .get(|g| g.build(|| core.entries(), &core.follow()));
+    let filed = core.filed();
+    let g = core.grid.get(|g| g.build(|| &filed, &core.follow()));
     if g.is_built() {
         counters.grid_searches += 1;
         let mut work = core.grid_work.take();
@@ -1234,9 +1241,10 @@ where
     {
         let core = s.core();
         if core.root != NONE {
+            let filed = core.filed();
             let g = core
                 .grid
-                .get(|g| g.build_shared(|| core.entries_shared(), &core.follow()));
+                .get(|g| g.build_shared(|| &filed, &core.follow()));
             if g.is_built() {
                 let mut work = core.grid_work.take();
                 g.plan(rayon::current_num_threads() * 8, &mut work);
@@ -1430,6 +1438,30 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
 const PREFETCH_FROM: usize = 32_768;
 #[cfg(test)]
 const PREFETCH_FROM: usize = 1;
+
+/// The objects filed in the tree, in slot order, as a new sort of the
+/// grid reads them: slot `i`'s object where it is filed (not queued).
+pub(crate) struct Filed<'a, V: Vector, T>(&'a Store<Object<V, T>>);
+
+// SAFETY: EXPERIMENT
+unsafe impl<V: Vector, T> Sync for Filed<'_, V, T> {}
+
+impl<V: Vector, T> grid::Source<V> for Filed<'_, V, T> {
+    #[inline]
+    fn len(&self) -> usize {
+        self.0.capacity()
+    }
+    #[inline]
+    fn at(&self, i: usize) -> Option<crate::index::Item<V>> {
+        let s = self.0.get_slot(i as u32)?;
+        let o = s.get().filter(|_| s.node != NONE)?;
+        Some(crate::index::Item::new(o.aabb(), i as u32, o.is_static))
+    }
+    #[inline]
+    fn prefetch(&self, i: usize) {
+        self.0.prefetch_slot(i as u32);
+    }
+}
 
 /// [`Core::follow`] on the store alone (for a build that holds the lists
 /// at the same time).
