@@ -261,7 +261,7 @@ mod tests {
         assert!(s.room_for(SLOTS as usize).is_ok());
         assert_eq!(s.room_for(SLOTS as usize + 1), Err(Error::TooManyObjects));
         // The largest slot's entry, static, is not room.
-        let it = crate::index::Item::<glam::Vec2>::new(crate::Aabb::empty(), SLOTS - 1, true);
+        let it = crate::index::Entry::new(SLOTS - 1, true);
         assert!(!it.is_room() && it.is_static() && it.slot() == SLOTS - 1);
     }
 }

@@ -9,7 +9,7 @@
 //! The batched queries run on rayon's threads with the `rayon` feature.
 
 use crate::geometry::{Overlap, Ray, Region, Vector};
-use crate::index::{Item, Knn, Neighbor, closer, sort_hits};
+use crate::index::{Entry, Knn, Neighbor, closer, sort_hits};
 use crate::store::{NONE, Store};
 use crate::{Counters, Filter, Handle, Object, RayHit};
 
@@ -139,7 +139,13 @@ impl<V: Vector> SubBounds<V> {
     }
 
     /// Recomputes the boxes of node `n`'s own objects (and its chunks).
-    fn own_box<N: TreeNode<V>>(&mut self, n: u32, node: &N, lists: &[Item<V>]) -> crate::Aabb<V> {
+    fn own_box<N: TreeNode<V>, T>(
+        &mut self,
+        n: u32,
+        node: &N,
+        lists: &[Entry],
+        store: &Store<Object<V, T>>,
+    ) -> crate::Aabb<V> {
         let mut b = crate::Aabb::empty();
         let items = &lists[node.block().range()];
         if items.len() > CHUNKED {
@@ -158,7 +164,7 @@ impl<V: Vector> SubBounds<V> {
             for (k, chunk) in items.chunks(CHUNK).enumerate() {
                 let mut c = crate::Aabb::empty();
                 for it in chunk {
-                    c = c.union(&it.aabb);
+                    c = c.union(&store.obj(it.slot()).aabb());
                 }
                 self.chunks[start as usize + k] = c;
                 b = b.union(&c);
@@ -167,7 +173,7 @@ impl<V: Vector> SubBounds<V> {
         } else {
             self.chunk_range[n as usize] = (0, 0);
             for it in items {
-                b = b.union(&it.aabb);
+                b = b.union(&store.obj(it.slot()).aabb());
             }
         }
         self.own[n as usize] = b;
@@ -188,25 +194,32 @@ impl<V: Vector> SubBounds<V> {
 
     /// Brings the boxes up to date with the tree: the marked nodes and
     /// their ancestors, or everything after a bulk change.
-    pub fn refresh<N: TreeNode<V>>(&mut self, nodes: &[N], lists: &[Item<V>], root: u32) {
+    pub fn refresh<N: TreeNode<V>, T>(
+        &mut self,
+        nodes: &[N],
+        lists: &[Entry],
+        root: u32,
+        store: &Store<Object<V, T>>,
+    ) {
         if !self.stale
             && self.bounds.len() <= nodes.len()
-            && !self.refresh_marked(nodes, lists, root)
+            && !self.refresh_marked(nodes, lists, root, store)
         {
             self.stale = true;
         }
         if self.stale {
-            self.refresh_all(nodes, lists, root);
+            self.refresh_all(nodes, lists, root, store);
         }
     }
 
     /// Recomputes the marked nodes and their ancestors; false when it gave
     /// up (a climb too long) and everything must be recomputed.
-    fn refresh_marked<N: TreeNode<V>>(
+    fn refresh_marked<N: TreeNode<V>, T>(
         &mut self,
         nodes: &[N],
-        lists: &[Item<V>],
+        lists: &[Entry],
         root: u32,
+        store: &Store<Object<V, T>>,
     ) -> bool {
         let old = self.bounds.len();
         if self.dirty.is_empty() && old == nodes.len() {
@@ -223,7 +236,7 @@ impl<V: Vector> SubBounds<V> {
         }
         let dirty = core::mem::take(&mut self.dirty);
         for &n in &dirty {
-            self.own_box(n, &nodes[n as usize], lists);
+            self.own_box(n, &nodes[n as usize], lists, store);
         }
         let mut ok = true;
         'climbs: for &n in &dirty {
@@ -254,7 +267,13 @@ impl<V: Vector> SubBounds<V> {
     }
 
     /// Recomputes every box in one pass over the tree.
-    fn refresh_all<N: TreeNode<V>>(&mut self, nodes: &[N], lists: &[Item<V>], root: u32) {
+    fn refresh_all<N: TreeNode<V>, T>(
+        &mut self,
+        nodes: &[N],
+        lists: &[Entry],
+        root: u32,
+        store: &Store<Object<V, T>>,
+    ) {
         self.stale = false;
         for &n in &self.dirty {
             if let Some(d) = self.is_dirty.get_mut(n as usize) {
@@ -289,7 +308,7 @@ impl<V: Vector> SubBounds<V> {
                 stack.extend(children.iter().rev().copied().filter(|&c| c != NONE));
             }
             for &n in &order {
-                self.own_box(n, &nodes[n as usize], lists);
+                self.own_box(n, &nodes[n as usize], lists, store);
             }
             // Backwards, each node's descendants are done before it.
             for &n in order.iter().rev() {
@@ -307,11 +326,12 @@ impl<V: Vector> SubBounds<V> {
     /// Nodes for which `late` is true hold objects moved in place since
     /// the last marks (see [`crate::kernel::Moved`]): as marked nodes,
     /// they are not checked.
-    pub fn check<N: TreeNode<V>>(
+    pub fn check<N: TreeNode<V>, T>(
         &self,
         nodes: &[N],
-        lists: &[Item<V>],
+        lists: &[Entry],
         root: u32,
+        store: &Store<Object<V, T>>,
         late: impl Fn(u32) -> bool,
     ) -> Result<(), String> {
         if self.stale || root == NONE {
@@ -327,9 +347,10 @@ impl<V: Vector> SubBounds<V> {
             }
             let boxes = self.chunks(n);
             for (k, it) in lists[node.block().range()].iter().enumerate() {
-                let held = self.own[i].contains(&it.aabb)
-                    && self.bounds[i].contains(&it.aabb)
-                    && boxes.get(k / CHUNK).is_none_or(|b| b.contains(&it.aabb));
+                let b = store.obj(it.slot()).aabb();
+                let held = self.own[i].contains(&b)
+                    && self.bounds[i].contains(&b)
+                    && boxes.get(k / CHUNK).is_none_or(|c| c.contains(&b));
                 if !held {
                     return Err(format!(
                         "object {k} of node {n} sticks out of the node's query boxes"
@@ -506,7 +527,7 @@ pub(crate) const CHUNKED: usize = 2 * CHUNK;
 pub(crate) struct Tree<'a, V: Vector, T, N> {
     pub nodes: &'a [N],
     /// The nodes' object lists (see [`crate::kernel::Lists`]).
-    pub lists: &'a [Item<V>],
+    pub lists: &'a [Entry],
     /// The root node, or `NONE` for an empty tree.
     pub root: u32,
     pub store: &'a Store<Object<V, T>>,
@@ -529,8 +550,14 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
 
     /// A node's objects.
     #[inline]
-    fn items(&self, node: &N) -> &[Item<V>] {
+    fn items(&self, node: &N) -> &[Entry] {
         &self.lists[node.block().range()]
+    }
+
+    /// The box of an object of the tree (from its shape in the store).
+    #[inline]
+    fn box_of(&self, it: Entry) -> crate::Aabb<V> {
+        self.store.obj(it.slot()).aabb()
     }
 
     #[inline]
@@ -640,7 +667,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     let class = if inside {
                         Overlap::Inside
                     } else {
-                        region.classify(&it.aabb)
+                        region.classify(&self.box_of(*it))
                     };
                     if class == Overlap::Outside {
                         continue;
@@ -765,7 +792,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     continue;
                 }
                 for it in chunk {
-                    if fast.entry(&it.aabb, limit).is_none() {
+                    if fast.entry(&self.box_of(*it), limit).is_none() {
                         continue;
                     }
                     let o = self.store.obj(it.slot());
@@ -950,7 +977,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     continue;
                 }
                 for it in chunk {
-                    if ray.clip_aabb(&it.aabb, max_dist).is_none() {
+                    if ray.clip_aabb(&self.box_of(*it), max_dist).is_none() {
                         continue;
                     }
                     let o = self.store.obj(it.slot());
@@ -1015,7 +1042,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     continue;
                 }
                 for it in chunk {
-                    if it.aabb.distance_squared_to_point(point).sqrt() > knn.bound() {
+                    if self.box_of(*it).distance_squared_to_point(point).sqrt() > knn.bound() {
                         continue;
                     }
                     let o = self.store.obj(it.slot());

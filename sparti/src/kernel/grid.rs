@@ -546,7 +546,7 @@ pub(crate) trait Source<V: Vector>: Sync {
     fn prefetch(&self, i: usize);
 }
 
-/// A slice of entries as a source (room skipped): the tests' grids.
+/// A slice of objects with their boxes as a source.
 impl<V: Vector> Source<V> for [Item<V>] {
     #[inline]
     fn len(&self) -> usize {
@@ -554,8 +554,7 @@ impl<V: Vector> Source<V> for [Item<V>] {
     }
     #[inline]
     fn at(&self, i: usize) -> Option<Item<V>> {
-        let it = self[i];
-        (!it.is_room()).then_some(it)
+        Some(self[i])
     }
     #[inline]
     fn prefetch(&self, i: usize) {
@@ -1217,14 +1216,12 @@ impl Grid {
                 );
                 s
             }
-            None => {
-                fold_parts(
-                    ranges(items.len(), chunk),
-                    |r| Survey::of(items, r),
-                    Survey::merged,
-                )
-                .unwrap_or(Survey::EMPTY)
-            }
+            None => fold_parts(
+                ranges(items.len(), chunk),
+                |r| Survey::of(items, r),
+                Survey::merged,
+            )
+            .unwrap_or(Survey::EMPTY),
         };
         let (lo, hi, n) = (all.lo, all.hi, all.n);
         self.n = n;
@@ -2047,9 +2044,8 @@ mod tests {
     /// The grid's pairs with the chunk test `kind`, in search order.
     fn grid_pairs<V: Vector>(t: &LooseOrthtree<V, u32>, kind: Kind) -> Vec<(Handle, Handle)> {
         let core = t.core();
-        let g = core
-            .grid
-            .get(|g| g.build(|| core.entries(), &core.follow()));
+        let filed = core.filed();
+        let g = core.grid.get(|g| g.build(|| &filed, &core.follow()));
         assert!(g.is_built(), "the scene is sparse enough for the grid");
         let job = super::Job {
             grid: g,
@@ -2216,9 +2212,8 @@ mod tests {
         }
         t.flush();
         let core = t.core();
-        let g = core
-            .grid
-            .get(|g| g.build(|| core.entries(), &core.follow()));
+        let filed = core.filed();
+        let g = core.grid.get(|g| g.build(|| &filed, &core.follow()));
         let most = g.cell_start.windows(2).map(|w| w[1] - w[0]).max();
         assert_eq!(most, Some(crowd), "one cell holds the cluster");
         let pairs = both_forms_find(&t);
@@ -2257,7 +2252,7 @@ mod tests {
         }
         fn check<V: Vector>(n: usize) {
             let t = scene::<V>(n);
-            let items = t.core().entries();
+            let items = &t.core().filed();
             let mut one = super::Grid::default();
             assert!(one.fill_in(items, 1, false, None), "a sparse scene");
             for parts in 1..=3 {

@@ -186,6 +186,20 @@ impl<D: Default> Cached<D> {
         }
     }
 
+    /// The data as it is, up to date or not (`None` before its first
+    /// use), without a lock: `&mut self` excludes every other user.
+    #[inline]
+    pub fn current(&mut self) -> Option<&D> {
+        match self.fresh.get() {
+            Some(d) => Some(d),
+            None => self
+                .stale
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref(),
+        }
+    }
+
     /// Whether the data is up to date.
     #[inline]
     pub fn is_fresh(&self) -> bool {
@@ -298,8 +312,8 @@ pub(crate) struct Core<V: Vector, T, N> {
     pub store: Store<Object<V, T>>,
     pub nodes: Vec<N>,
     /// Every node's objects, in one array (see [`Lists`]).
-    pub lists: Lists<V>,
-    /// The moves in place whose list entries' boxes are not written yet.
+    pub lists: Lists,
+    /// The moves in place that the query boxes have not taken in yet.
     pub moved: Moved,
     pub free_nodes: Vec<u32>,
     /// The root node, `NONE` for a tree not built yet.
@@ -403,16 +417,17 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     /// [`build_pending`]): a new sort of the grid starts from it instead
     /// of reading every entry for it.
     pub fn settle(&mut self, survey: Option<grid::Survey>) {
-        let items = entries(&self.lists, &self.moved, &self.store, &self.nodes);
+        let items = self.lists.entries();
         let (nodes, root) = (&self.nodes, self.root);
         let (moved, store) = (&self.moved, &self.store);
         self.sub.settle(|s| {
             moved.mark_into(s, store);
-            s.refresh(nodes, items, root);
+            s.refresh(nodes, items, root, store);
         });
         let follow = follow(&self.store, &self.pending);
         let filed = Filed(&self.store);
-        self.grid.settle(|g| g.build_par(|| &filed, &follow, survey));
+        self.grid
+            .settle(|g| g.build_par(|| &filed, &follow, survey));
         self.grid_for_queries = true;
     }
 
@@ -460,11 +475,11 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
 
     /// The list entry of the object of `slot`, where it is filed.
     #[inline]
-    fn entry_of(&mut self, slot: u32) -> Option<&crate::index::Item<V>> {
+    fn entry_of(&self, slot: u32) -> Option<&crate::index::Entry> {
         let place = self.store.get_slot(slot)?;
         let node = self.nodes.get(place.node as usize)?;
         let at = node.block().start.wrapping_add(place.pos) as usize;
-        self.lists.as_is().get(at)
+        self.lists.entries().get(at)
     }
 
     /// The objects filed in the tree, in slot order: what a new sort of
@@ -503,28 +518,18 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     /// of it a little later; nothing where the slot holds no filed
     /// object.
     #[inline]
-    pub fn prefetch_place(&mut self, slot: u32) {
+    pub fn prefetch_place(&self, slot: u32) {
         self.prefetch_node_of(slot);
         if let Some(it) = self.entry_of(slot) {
             prefetch(it);
         }
     }
 
-    /// The objects filed in node `n`, their boxes written (see
-    /// [`Moved`]).
+    /// The entries of the objects filed in node `n` (their boxes:
+    /// [`Core::box_of`]).
     #[inline]
-    pub fn items(&self, n: u32) -> &[crate::index::Item<V>] {
-        &self.entries()[self.nodes[n as usize].block().range()]
-    }
-
-    /// The objects filed in node `n` as the list holds them, for a
-    /// change: their slots and places are current, but the box of an
-    /// object moved in place may be late (see [`Moved`]); take it from
-    /// the store ([`Core::box_of`]).
-    #[inline]
-    pub fn items_as_is(&mut self, n: u32) -> &[crate::index::Item<V>] {
-        let b = self.nodes[n as usize].block();
-        &self.lists.as_is()[b.range()]
+    pub fn items(&self, n: u32) -> &[crate::index::Entry] {
+        &self.lists.entries()[self.nodes[n as usize].block().range()]
     }
 
     /// The box of the object in `slot` now (from its shape).
@@ -533,15 +538,31 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         self.store.obj(slot).aabb()
     }
 
-    /// Every list entry, their boxes written (see [`Moved`]).
+    /// Every list entry (the blocks and the room between them).
     #[inline]
-    pub fn entries(&self) -> &[crate::index::Item<V>] {
-        entries(&self.lists, &self.moved, &self.store, &self.nodes)
+    pub fn entries(&self) -> &[crate::index::Entry] {
+        self.lists.entries()
     }
 
-    /// Records a move that left the object of `slot` in its node: its
-    /// list entry's box is written by the next reader of the lists (see
-    /// [`Moved`]).
+    /// Every object filed in the tree, with its box (for `validate`).
+    pub fn filed_items(&self) -> Vec<crate::index::Item<V>> {
+        self.entries()
+            .iter()
+            .filter(|e| !e.is_room())
+            .map(|&e| self.item(e))
+            .collect()
+    }
+
+    /// The entry with its object's box, from the store (the entry must be
+    /// an object's, not room).
+    #[inline]
+    pub fn item(&self, e: crate::index::Entry) -> crate::index::Item<V> {
+        e.with_box(self.box_of(e.slot()))
+    }
+
+    /// Records a move that left the object of `slot` in its node: the
+    /// query boxes take its node in when they are next brought up to date
+    /// (see [`Moved`]).
     #[inline]
     pub fn moved_in_place(&mut self, slot: u32) {
         self.moved_in_place_many(1, core::iter::once(slot));
@@ -570,28 +591,28 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         self.lists.objects() / MOVED_PART + MOVED_LISTED
     }
 
-    /// Before a move in place is recorded: where the boxes were written
-    /// since the last one, the query boxes take the last record's marks
-    /// (if they have not) and a new record starts; and the grid is out of
-    /// date (a refit may have brought it up to date since the last move).
+    /// Before a move in place is recorded: where the query boxes took the
+    /// record's marks in since the last one (they were brought up to
+    /// date), they are out of date from now on and a new record starts;
+    /// and the grid is out of date (a refit may have brought it up to
+    /// date since the last move).
     #[inline]
     fn start_record(&mut self) {
-        if self.lists.boxes_written() {
-            let sub = self.sub.edit();
-            self.moved.mark_into(sub, &self.store);
+        let record = self.moved.record;
+        if self.sub.current().is_some_and(|s| s.absorbed == record) {
+            self.sub.edit();
             self.moved.slots.clear();
             self.moved.all = false;
             self.moved.record += 1;
-            self.lists.boxes_late();
         }
         self.grid_changed();
     }
 
-    /// The objects filed in node `n`, mutably (their boxes; a change to
+    /// The entries of the objects filed in node `n`, mutably (a change to
     /// the list must mark the node).
     #[cfg(test)]
     #[inline]
-    pub fn items_mut(&mut self, n: u32) -> &mut [crate::index::Item<V>] {
+    pub fn items_mut(&mut self, n: u32) -> &mut [crate::index::Entry] {
         let b = self.nodes[n as usize].block();
         self.lists.get_mut(b)
     }
@@ -609,7 +630,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
             store: &self.store,
             sub: self.sub.get(|s| {
                 self.moved.mark_into(s, &self.store);
-                s.refresh(nodes, items, root);
+                s.refresh(nodes, items, root, &self.store);
             }),
             pending: &self.pending,
             grid: self.query_grid(),
@@ -701,9 +722,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
                 * size_of::<u32>()
             + self.idle.memory()
             + self.sub.with_current(SubBounds::memory_bytes)
-            + self
-                .lists
-                .memory(|items| self.moved.write(items, &self.store, &self.nodes))
+            + self.lists.memory()
             + self.grid.with_current(grid::Grid::memory)
             + self.grid_work.with(|w| w.map_or(0, grid::Work::memory))
             + self.found.with(|f| f.map_or(0, Found::memory))
@@ -1242,9 +1261,7 @@ where
         let core = s.core();
         if core.root != NONE {
             let filed = core.filed();
-            let g = core
-                .grid
-                .get(|g| g.build_shared(|| &filed, &core.follow()));
+            let g = core.grid.get(|g| g.build_shared(|| &filed, &core.follow()));
             if g.is_built() {
                 let mut work = core.grid_work.take();
                 g.plan(rayon::current_num_threads() * 8, &mut work);
@@ -1309,7 +1326,7 @@ pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) -> Option<
     core.queued = Some(PendingSurvey::EMPTY);
     if fresh {
         core.pending
-            .shrink_to(KEPT_QUEUE.max(core.lists.as_is().len() / 8));
+            .shrink_to(KEPT_QUEUE.max(core.lists.entries().len() / 8));
     }
     core.tidy();
     survey.and_then(|s| s.for_grid())
@@ -1440,10 +1457,25 @@ const PREFETCH_FROM: usize = 32_768;
 const PREFETCH_FROM: usize = 1;
 
 /// The objects filed in the tree, in slot order, as a new sort of the
-/// grid reads them: slot `i`'s object where it is filed (not queued).
+/// grid reads them: slot `i`'s object where it is filed (not queued). It
+/// reads each slot's place and its object's shape and static flag, never
+/// the object's value.
 pub(crate) struct Filed<'a, V: Vector, T>(&'a Store<Object<V, T>>);
 
-// SAFETY: EXPERIMENT
+// SAFETY: a `Filed` gives its threads only `Source::at` and
+// `Source::prefetch`, which read each slot's `node`, and its object's
+// `shape` and `is_static`: plain data (`Copy`, of a `Vector` type, which
+// is `Sync`). They never read, write, clone, drop or hand out the
+// object's value `T`, the one part of the store that may not be `Sync`,
+// and a shared reference to the slot (which they make on the way) is no
+// access to it. So threads sharing a `Filed` share only `Sync` data, as
+// if the store held no `T`. (In practice the threads are those of the
+// grid's sort in `Core::settle`, which holds the tree mutably, and those
+// of the parallel pair search, whose `T` is `Sync`.) Measured reason: the
+// sort of a million objects' grid at the build step (`flush`) on rayon's
+// threads, which read the list entries' copies of the boxes before the
+// entries lost them. The kernel's tests read one from two threads with a
+// value that is not `Sync`, under Miri in CI.
 unsafe impl<V: Vector, T> Sync for Filed<'_, V, T> {}
 
 impl<V: Vector, T> grid::Source<V> for Filed<'_, V, T> {
@@ -1484,28 +1516,25 @@ fn follow<'a, V: Vector, T>(
     }
 }
 
-/// The moves in place whose list entries' boxes are not written yet.
+/// The moves in place that the query boxes have not taken in yet.
 ///
 /// A move that leaves its object in its node (nearly every move of a
 /// frame) writes the new shape into the store and records the slot
-/// here; it neither writes the object's list entry nor marks its node for
-/// the query boxes, both at random in memory when the objects are moved
-/// in the order they were made (measured with the `frames` example,
-/// loose octree, a million objects: the moves took 79-80 ns an object
-/// with the write and the mark, 63-65 without either). The next reader of
-/// the lists ([`Core::entries`]: the queries that walk the tree, a new
-/// sort of the grid, `validate`) writes the boxes first, from the store,
-/// once; the query boxes mark the record's nodes when they are next
-/// brought up to date, or take its marks when the next record starts.
-/// The pair search's refit reads the store and needs neither, so a frame
-/// of moves and pairs writes no entry and marks no node. Changes that
-/// read an entry's box take it from the store ([`Core::box_of`]).
+/// here; it does not mark its node for the query boxes, at random in
+/// memory when the objects are moved in the order they were made
+/// (measured with the `frames` example, loose octree, a million objects:
+/// the moves took 79-80 ns an object with the write of the list entry
+/// and the mark, 63-65 without either; list entries hold no box now).
+/// The query boxes mark the record's nodes when they are next brought up
+/// to date, and the next move after that starts a new record. The pair
+/// search's refit reads the store and needs neither, so a frame of moves
+/// and pairs marks no node.
 pub(crate) struct Moved {
     /// Their slots (one may come more than once; a slot whose object has
     /// gone since, or is queued, is skipped).
     slots: Vec<u32>,
     /// Set once they are more than one object in [`MOVED_PART`]: every
-    /// entry's box is written then, and every query box recomputed.
+    /// query box is recomputed then.
     all: bool,
     /// The record's number: the query boxes note the last one whose
     /// nodes they marked ([`SubBounds::absorbed`]).
@@ -1524,15 +1553,11 @@ impl Default for Moved {
     }
 }
 
-/// From `objects / MOVED_PART + MOVED_LISTED` moves on, every entry is
-/// written instead of the listed ones (one pass over the array in order,
-/// rather than that many entries at random).
+/// From `objects / MOVED_PART + MOVED_LISTED` moves on, every query box
+/// is recomputed instead of the listed ones' nodes (one pass over the
+/// tree in order, rather than that many nodes at random).
 const MOVED_PART: usize = 8;
 const MOVED_LISTED: usize = 64;
-
-/// How many entries ahead the writing of every box asks for an object's
-/// slot in the store.
-const WRITE_AHEAD: usize = 16;
 
 impl Moved {
     /// Marks the record's nodes in the query boxes `s`, unless they have
@@ -1575,85 +1600,6 @@ impl Moved {
         }
         late
     }
-
-    /// Writes the boxes of the entries moved in place, from the store.
-    fn write<V: Vector, T, N: TreeNode<V>>(
-        &self,
-        items: &mut [crate::index::Item<V>],
-        store: &Store<Object<V, T>>,
-        nodes: &[N],
-    ) {
-        if self.all {
-            write_every_box(items, store);
-            return;
-        }
-        for &slot in &self.slots {
-            let Some(s) = store.get_slot(slot) else {
-                continue;
-            };
-            let (Some(o), Some(node)) = (s.get(), nodes.get(s.node as usize)) else {
-                continue;
-            };
-            if let Some(it) = items.get_mut(node.block().start as usize + s.pos as usize) {
-                it.aabb = o.aabb();
-            }
-        }
-    }
-}
-
-/// Writes every entry's box from the store (`Moved::write` of a record
-/// that says every entry is late).
-fn write_every_box<V: Vector, T>(items: &mut [crate::index::Item<V>], store: &Store<Object<V, T>>) {
-    for i in 0..items.len() {
-        if let Some(ahead) = items.get(i + WRITE_AHEAD) {
-            store.prefetch_slot(ahead.slot());
-        }
-        let it = &mut items[i];
-        if !it.is_room() {
-            it.aabb = store.obj(it.slot()).aabb();
-        }
-    }
-}
-
-/// Entries from which [`Core::entries_shared`] writes every box on
-/// rayon's threads, each task half as many (built for fuzzing, a few, so
-/// that the fuzzer runs it).
-#[cfg(all(feature = "rayon", not(fuzzing)))]
-const PAR_WRITE: usize = 1 << 14;
-#[cfg(all(feature = "rayon", fuzzing))]
-const PAR_WRITE: usize = 16;
-
-#[cfg(feature = "rayon")]
-impl<V: Vector, T: Sync, N: TreeNode<V>> Core<V, T, N> {
-    /// [`Core::entries`], every box written on rayon's threads where the
-    /// record says every entry is late (for the parallel pair search,
-    /// whose new sort of the grid reads them: at a million objects, the
-    /// write on one thread took 13 ms, a sixth of the search on two).
-    pub fn entries_shared(&self) -> &[crate::index::Item<V>] {
-        let (moved, store, nodes) = (&self.moved, &self.store, &self.nodes);
-        self.lists.read(|items| {
-            if moved.all && items.len() >= PAR_WRITE {
-                use rayon::prelude::*;
-                items
-                    .par_chunks_mut(PAR_WRITE / 2)
-                    .for_each(|chunk| write_every_box(chunk, store));
-            } else {
-                moved.write(items, store, nodes);
-            }
-        })
-    }
-}
-
-/// [`Core::entries`] on the fields it reads (for callers that hold
-/// others mutably).
-#[inline]
-fn entries<'a, V: Vector, T, N: TreeNode<V>>(
-    lists: &'a Lists<V>,
-    moved: &Moved,
-    store: &Store<Object<V, T>>,
-    nodes: &[N],
-) -> &'a [crate::index::Item<V>] {
-    lists.read(|items| moved.write(items, store, nodes))
 }
 
 /// Asks the processor to bring `x`'s cache lines near: every line the
@@ -2004,12 +1950,14 @@ macro_rules! impl_spatial_index {
                 core.sub
                     .with_current(|s| {
                         let late = core.moved.unmarked(s, &core.store, core.nodes.len());
-                        s.check(&core.nodes, core.entries(), core.root, |n| late[n as usize])
+                        s.check(&core.nodes, core.entries(), core.root, &core.store, |n| {
+                            late[n as usize]
+                        })
                     })
                     .map_err($crate::ValidationError)?;
                 core.grid
                     .peek()
-                    .map_or(Ok(()), |g| g.check(core.entries()))
+                    .map_or(Ok(()), |g| g.check(&core.filed_items()))
                     .map_err($crate::ValidationError)
             }
         }
@@ -2193,6 +2141,66 @@ mod tests {
     /// with points, huge and tiny objects, sides at powers of two and
     /// objects far from the origin; the grid's sort takes it (`settle`,
     /// whose debug build checks it again). A later build hands none.
+    /// The grid's source of filed objects is read from two threads at
+    /// once, the objects' values not `Sync` (a `Cell`, set meanwhile on
+    /// this thread through the index): both read every filed object's box
+    /// and flag, the queued one not. (Run under Miri in CI, for the
+    /// `unsafe impl Sync` of [`super::Filed`].)
+    #[test]
+    fn the_filed_objects_are_read_from_several_threads() {
+        use super::grid::{Source, Survey};
+        use std::cell::Cell;
+        let mut t = crate::LooseOctree::<Cell<u32>>::new();
+        let mut handles = Vec::new();
+        for i in 0..12u32 {
+            let c = Vec3::new(i as f32 * 3.0, (i % 3) as f32, 0.0);
+            let d = ObjectDesc::new(Shape::sphere(c, 1.0), Cell::new(i)).with_static(i % 4 == 0);
+            handles.push(t.insert(d).expect("valid"));
+        }
+        t.flush();
+        let queued = t
+            .insert(ObjectDesc::new(
+                Shape::sphere(Vec3::ONE, 1.0),
+                Cell::new(99),
+            ))
+            .expect("valid");
+        let core = super::Family::core(&t);
+        let filed = core.filed();
+        let read = || {
+            let items: Vec<_> = (0..filed.len()).filter_map(|i| filed.at(i)).collect();
+            (items, Survey::of(&filed, 0..filed.len()))
+        };
+        let (a, b) = std::thread::scope(|s| {
+            let a = s.spawn(read);
+            let b = s.spawn(read);
+            for &h in &handles {
+                let v = &t.get(h).expect("live").value;
+                v.set(v.get() + 100);
+            }
+            (a.join().expect("reader"), b.join().expect("reader"))
+        });
+        assert_eq!(a.1, b.1, "the same survey");
+        assert_eq!(
+            a.0.len(),
+            handles.len(),
+            "every filed object, not the queued one"
+        );
+        for (it, jt) in a.0.iter().zip(&b.0) {
+            assert_eq!(
+                (it.slot(), it.is_static(), it.aabb),
+                (jt.slot(), jt.is_static(), jt.aabb)
+            );
+            let o = core.store.obj(it.slot());
+            assert_eq!((it.aabb, it.is_static()), (o.aabb(), o.is_static));
+        }
+        assert!(a.0.iter().all(|it| it.slot() != queued.index()));
+        assert!(
+            handles
+                .iter()
+                .all(|&h| t.get(h).expect("live").value.get() >= 100)
+        );
+    }
+
     #[test]
     // No `unsafe` of its own (the grid's is run under Miri by its own
     // tests): left out of CI's Miri run, which it would slow by 15 s.
@@ -2219,7 +2227,11 @@ mod tests {
             brute.insert_many(descs.clone()).expect("valid objects");
             t.insert_many(descs).expect("valid objects");
             let survey = build_pending(&mut t).expect("a first build's survey");
-            assert_eq!(survey, Survey::of(Family::core(&t).entries()));
+            let filed = Family::core(&t).filed();
+            assert_eq!(
+                survey,
+                Survey::of(&filed, 0..crate::kernel::grid::Source::len(&filed))
+            );
             Family::core_mut(&mut t).settle(Some(survey));
             t.validate().expect("valid");
             // The pairs of the grid sorted from it are the brute force's.
@@ -2383,14 +2395,13 @@ mod tests {
         }
     }
 
-    /// Moves that leave their objects in their nodes write no list entry
-    /// ([`super::Moved`]): the first reader writes the boxes, whether a
-    /// few moves were listed or so many that every entry is written, and
-    /// readers on several threads at once, right after the moves, find
-    /// what the brute force finds. The changes that read entries' boxes
-    /// (a leaf's split, here by the octree's leaf capacity) take them
-    /// from the store. (Run under Miri in CI, for the `unsafe` of the
-    /// lists' one write behind a shared reference.)
+    /// Moves that leave their objects in their nodes mark no node for
+    /// the query boxes ([`super::Moved`]): the first reader brings them up
+    /// to date, whether a few moves were listed or so many that every box
+    /// is recomputed, and readers on several threads at once, right after
+    /// the moves, find what the brute force finds. The changes that read
+    /// the boxes of a node's objects (a leaf's split, here by the octree's
+    /// leaf capacity) take them from the store. (Run under Miri in CI.)
     fn moves_in_place_then_readers<S>(mut index: S)
     where
         S: SpatialIndex<Vec3, u32> + super::Family<Vec3, u32> + Sync,
@@ -2423,7 +2434,7 @@ mod tests {
         let found = |t: &dyn Fn(&Aabb<Vec3>) -> Vec<u32>| regions.iter().map(t).collect::<Vec<_>>();
         // Frame 1: a few moves (listed); frame 2: every object six times
         // (far more than an eighth of them, and than the 64 listed at
-        // least: every entry is written).
+        // least: every query box is recomputed).
         for (frame, rounds, few) in [(1u32, 1u32, true), (2, 6, false)] {
             for round in 0..rounds {
                 for (i, &(h, b)) in handles.iter().enumerate() {
@@ -2436,7 +2447,10 @@ mod tests {
                 }
             }
             let core = super::Family::core_mut(&mut index);
-            assert!(!core.lists.boxes_written(), "frame {frame}: written late");
+            assert!(
+                !core.sub.is_fresh(),
+                "frame {frame}: query boxes left to the readers"
+            );
             assert_eq!(core.moved.all, !few, "frame {frame}");
             let want = found(&|q| {
                 let mut out = Vec::new();
@@ -2465,12 +2479,12 @@ mod tests {
                     });
                 }
             });
-            index.validate().expect("every entry's box its object's");
+            index.validate().expect("valid after the readers");
         }
-        // Late boxes, then half the objects crowd into one spot: the
+        // Moves in place, then half the objects crowd into one spot: the
         // nodes they enter split (the octree's leaves at a second object,
         // the BSP's and the capped loose tree's past their capacity),
-        // reading their entries' boxes from the store.
+        // reading their objects' boxes from the store.
         for (i, &(h, b)) in handles.iter().enumerate() {
             let s = Shape::sphere(at(i as u32, 4), 0.6);
             index.update(h, s).expect("inside");
@@ -2499,7 +2513,7 @@ mod tests {
     }
 
     #[test]
-    fn moves_in_place_are_written_for_the_readers() {
+    fn moves_in_place_are_taken_in_by_the_readers() {
         moves_in_place_then_readers(Orthtree::<Vec3, u32>::new());
         moves_in_place_then_readers(LooseOrthtree::<Vec3, u32>::new());
         moves_in_place_then_readers(
