@@ -111,6 +111,9 @@ impl<V: Vector> Default for SubBounds<V> {
     }
 }
 
+/// How many entries ahead the query boxes ask for an object's slot.
+const OWN_AHEAD: usize = 16;
+
 /// Steps a recomputation may climb from one node before it gives up and
 /// recomputes everything (a safety net: trees are far shallower).
 const MAX_CLIMB: usize = 4096;
@@ -147,7 +150,18 @@ impl<V: Vector> SubBounds<V> {
         store: &Store<Object<V, T>>,
     ) -> crate::Aabb<V> {
         let mut b = crate::Aabb::empty();
-        let items = &lists[node.block().range()];
+        let range = node.block().range();
+        // The objects' slots lie at random in the store: each is asked
+        // for a few entries ahead (the lists are in the order the full
+        // pass visits the nodes, so the next node's come next).
+        if lists.len() >= crate::kernel::PREFETCH_FROM {
+            for e in lists.iter().skip(range.start + OWN_AHEAD).take(range.len()) {
+                if !e.is_room() {
+                    store.prefetch_slot(e.slot());
+                }
+            }
+        }
+        let items = &lists[range];
         if items.len() > CHUNKED {
             // In place when the node's old range is long enough; else at
             // the end (the old range is garbage until the next full pass).

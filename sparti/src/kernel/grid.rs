@@ -506,7 +506,11 @@ impl Survey {
         let mut hi = V::splat(f32::NEG_INFINITY);
         let mut by_exp = [0u32; 256];
         let mut n = 0usize;
+        let ahead = src.len() >= ASK_FROM;
         for i in range {
+            if ahead {
+                src.prefetch(i + SOURCE_AHEAD);
+            }
             let Some(it) = src.at(i) else {
                 continue;
             };
@@ -564,6 +568,11 @@ impl<V: Vector> Source<V> for [Item<V>] {
     }
 }
 
+/// How many positions ahead a pass over a [`Source`] asks for an object
+/// (from [`ASK_FROM`] objects: the kernel's source reads the store, in
+/// slot order, at random).
+const SOURCE_AHEAD: usize = 16;
+
 /// The cuts of `0..n` into pieces of `chunk` positions.
 fn ranges(n: usize, chunk: usize) -> impl ExactSizeIterator<Item = core::ops::Range<usize>> {
     let chunk = chunk.max(1);
@@ -604,7 +613,11 @@ impl<'a> Keyer<'a> {
         let d = V::DIM;
         let top = self.levels.len() - 1;
         let mut stats = NO_STATS;
+        let ahead = src.len() >= ASK_FROM;
         for (i, slot_key) in range.zip(keys) {
+            if ahead {
+                src.prefetch(i + SOURCE_AHEAD);
+            }
             let Some(it) = src.at(i) else {
                 *slot_key = NONE;
                 continue;
