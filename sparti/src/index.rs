@@ -1106,6 +1106,21 @@ impl<V: Vector> Item<V> {
         }
     }
 
+    /// An item of unused room (a list's, copied with its boxes).
+    #[inline]
+    pub fn room() -> Self {
+        Self {
+            aabb: Aabb::empty(),
+            tag: NONE,
+        }
+    }
+
+    /// Whether the item is unused room rather than an object's.
+    #[inline]
+    pub fn is_room(&self) -> bool {
+        self.tag == NONE
+    }
+
     /// The object's slot in the store.
     #[inline]
     pub fn slot(&self) -> u32 {

@@ -157,6 +157,12 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         &self.slots[i as usize]
     }
 
+    /// Every slot, in order.
+    #[inline]
+    pub fn slots(&self) -> &[Slot<Object<V, T>>] {
+        &self.slots
+    }
+
     /// Every slot, for batch writes (spread over threads with `rayon`).
     pub fn slots_mut(&mut self) -> &mut [Slot<Object<V, T>>] {
         &mut self.slots

@@ -10,6 +10,7 @@
 
 use crate::geometry::{Overlap, Ray, Region, Vector};
 use crate::index::{Entry, Knn, Neighbor, closer, sort_hits};
+use crate::kernel::grid::Source;
 use crate::store::{NONE, Store};
 use crate::{Counters, Filter, Handle, Object, RayHit};
 
@@ -142,30 +143,28 @@ impl<V: Vector> SubBounds<V> {
     }
 
     /// Recomputes the boxes of node `n`'s own objects (and its chunks).
-    fn own_box<N: TreeNode<V>, T>(
+    fn own_box<N: TreeNode<V>, S: Source<V> + ?Sized>(
         &mut self,
         n: u32,
         node: &N,
-        lists: &[Entry],
-        store: &Store<Object<V, T>>,
+        lists: &S,
     ) -> crate::Aabb<V> {
         let mut b = crate::Aabb::empty();
         let range = node.block().range();
-        // The objects' slots lie at random in the store: each is asked
-        // for a few entries ahead (the lists are in the order the full
-        // pass visits the nodes, so the next node's come next).
+        // The kernel's lists give each object's box from its shape, in
+        // the store at random: each is asked for a few entries ahead (the
+        // lists are in the order the full pass visits the nodes, so the
+        // next node's come next).
         if lists.len() >= crate::kernel::PREFETCH_FROM {
-            for e in lists.iter().skip(range.start + OWN_AHEAD).take(range.len()) {
-                if !e.is_room() {
-                    store.prefetch_slot(e.slot());
-                }
+            for i in range.clone() {
+                lists.prefetch(i + OWN_AHEAD);
             }
         }
-        let items = &lists[range];
-        if items.len() > CHUNKED {
+        let box_at = |i: usize| lists.at(i).map_or(crate::Aabb::empty(), |it| it.aabb);
+        if range.len() > CHUNKED {
             // In place when the node's old range is long enough; else at
             // the end (the old range is garbage until the next full pass).
-            let needed = items.len().div_ceil(CHUNK) as u32;
+            let needed = range.len().div_ceil(CHUNK) as u32;
             let (old_start, old_end) = self.chunk_range[n as usize];
             let start = if old_end - old_start >= needed {
                 old_start
@@ -175,10 +174,10 @@ impl<V: Vector> SubBounds<V> {
                     .resize(start as usize + needed as usize, crate::Aabb::empty());
                 start
             };
-            for (k, chunk) in items.chunks(CHUNK).enumerate() {
+            for (k, first) in range.clone().step_by(CHUNK).enumerate() {
                 let mut c = crate::Aabb::empty();
-                for it in chunk {
-                    c = c.union(&store.obj(it.slot()).aabb());
+                for i in first..(first + CHUNK).min(range.end) {
+                    c = c.union(&box_at(i));
                 }
                 self.chunks[start as usize + k] = c;
                 b = b.union(&c);
@@ -186,8 +185,8 @@ impl<V: Vector> SubBounds<V> {
             self.chunk_range[n as usize] = (start, start + needed);
         } else {
             self.chunk_range[n as usize] = (0, 0);
-            for it in items {
-                b = b.union(&store.obj(it.slot()).aabb());
+            for i in range {
+                b = b.union(&box_at(i));
             }
         }
         self.own[n as usize] = b;
@@ -208,32 +207,30 @@ impl<V: Vector> SubBounds<V> {
 
     /// Brings the boxes up to date with the tree: the marked nodes and
     /// their ancestors, or everything after a bulk change.
-    pub fn refresh<N: TreeNode<V>, T>(
+    pub fn refresh<N: TreeNode<V>, S: Source<V> + ?Sized>(
         &mut self,
         nodes: &[N],
-        lists: &[Entry],
+        lists: &S,
         root: u32,
-        store: &Store<Object<V, T>>,
     ) {
         if !self.stale
             && self.bounds.len() <= nodes.len()
-            && !self.refresh_marked(nodes, lists, root, store)
+            && !self.refresh_marked(nodes, lists, root)
         {
             self.stale = true;
         }
         if self.stale {
-            self.refresh_all(nodes, lists, root, store);
+            self.refresh_all(nodes, lists, root);
         }
     }
 
     /// Recomputes the marked nodes and their ancestors; false when it gave
     /// up (a climb too long) and everything must be recomputed.
-    fn refresh_marked<N: TreeNode<V>, T>(
+    fn refresh_marked<N: TreeNode<V>, S: Source<V> + ?Sized>(
         &mut self,
         nodes: &[N],
-        lists: &[Entry],
+        lists: &S,
         root: u32,
-        store: &Store<Object<V, T>>,
     ) -> bool {
         let old = self.bounds.len();
         if self.dirty.is_empty() && old == nodes.len() {
@@ -250,7 +247,7 @@ impl<V: Vector> SubBounds<V> {
         }
         let dirty = core::mem::take(&mut self.dirty);
         for &n in &dirty {
-            self.own_box(n, &nodes[n as usize], lists, store);
+            self.own_box(n, &nodes[n as usize], lists);
         }
         let mut ok = true;
         'climbs: for &n in &dirty {
@@ -281,12 +278,11 @@ impl<V: Vector> SubBounds<V> {
     }
 
     /// Recomputes every box in one pass over the tree.
-    fn refresh_all<N: TreeNode<V>, T>(
+    fn refresh_all<N: TreeNode<V>, S: Source<V> + ?Sized>(
         &mut self,
         nodes: &[N],
-        lists: &[Entry],
+        lists: &S,
         root: u32,
-        store: &Store<Object<V, T>>,
     ) {
         self.stale = false;
         for &n in &self.dirty {
@@ -322,7 +318,7 @@ impl<V: Vector> SubBounds<V> {
                 stack.extend(children.iter().rev().copied().filter(|&c| c != NONE));
             }
             for &n in &order {
-                self.own_box(n, &nodes[n as usize], lists, store);
+                self.own_box(n, &nodes[n as usize], lists);
             }
             // Backwards, each node's descendants are done before it.
             for &n in order.iter().rev() {

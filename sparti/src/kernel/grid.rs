@@ -550,7 +550,7 @@ pub(crate) trait Source<V: Vector>: Sync {
     fn prefetch(&self, i: usize);
 }
 
-/// A slice of objects with their boxes as a source.
+/// A slice of objects with their boxes as a source (room skipped).
 impl<V: Vector> Source<V> for [Item<V>] {
     #[inline]
     fn len(&self) -> usize {
@@ -558,7 +558,8 @@ impl<V: Vector> Source<V> for [Item<V>] {
     }
     #[inline]
     fn at(&self, i: usize) -> Option<Item<V>> {
-        Some(self[i])
+        let it = self[i];
+        (!it.is_room()).then_some(it)
     }
     #[inline]
     fn prefetch(&self, i: usize) {

@@ -73,6 +73,10 @@ pub(crate) struct Lists {
     spare: Vec<Entry>,
     /// Objects copied by the rewrite under way (checked at its end).
     copied: usize,
+    /// Changes so far that moved an entry already in the array (a block
+    /// moved, an entry taken out, a rewrite): an entry's place is the
+    /// one it was given while this stays the same.
+    pub moves: u64,
 }
 
 impl Default for Lists {
@@ -85,6 +89,7 @@ impl Default for Lists {
             objects: 0,
             spare: Vec::new(),
             copied: 0,
+            moves: 0,
         }
     }
 }
@@ -151,6 +156,7 @@ impl Lists {
             return;
         }
         let old = *b;
+        self.moves += u64::from(old.len > 0);
         let start = match self.free.get_mut(cap as usize).and_then(Vec::pop) {
             Some(start) => {
                 self.abandoned -= cap as usize;
@@ -234,6 +240,7 @@ impl Lists {
     pub fn swap_remove(&mut self, b: &mut Block, i: usize) -> Option<u32> {
         let last = (b.start + b.len - 1) as usize;
         let at = b.start as usize + i;
+        self.moves += 1;
         let items = &mut self.items;
         items[at] = items[last];
         items[last] = filler();
@@ -271,6 +278,7 @@ impl Lists {
     /// [`Lists::rewrite_block`] and the rewrite ends with
     /// [`Lists::finish_rewrite`].
     pub fn start_rewrite(&mut self) {
+        self.moves += 1;
         self.spare = Vec::with_capacity(self.objects + self.objects / SLACK);
         self.copied = 0;
     }

@@ -353,6 +353,12 @@ pub(crate) struct Core<V: Vector, T, N> {
     pub found: Spare<Found>,
     /// The tables of `update_many`, kept between batches.
     pub batch: Batch<V>,
+    /// While [`build_pending`] runs a bulk build into a tree with no
+    /// object (which has every box in hand): the list entries with their
+    /// boxes, at the places they were given as they were filed, handed to
+    /// the build step that follows ([`Core::settle`]) where no entry moved
+    /// since ([`Lists::moves`]). `None` otherwise: the lists hold no box.
+    pub built: Option<Vec<crate::index::Item<V>>>,
     /// The slot after that of the last object moved by `update`: a move
     /// of this slot continues a run in slot order, and prefetches for the
     /// moves after it ([`Core::prefetch_ahead`]).
@@ -381,6 +387,7 @@ impl<V: Vector, T, N: TreeNode<V>> Default for Core<V, T, N> {
             grid_work: Spare::default(),
             found: Spare::default(),
             batch: Batch::default(),
+            built: None,
             next_move: NONE,
         }
     }
@@ -416,21 +423,44 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     /// `survey`, where given, is that of every object in the lists (from
     /// [`build_pending`]): a new sort of the grid starts from it instead
     /// of reading every entry for it.
-    pub fn settle(&mut self, survey: Option<grid::Survey>) {
-        let items = self.lists.entries();
+    /// `built`, where given, is every list entry with its box, from
+    /// [`build_pending`].
+    pub fn settle(
+        &mut self,
+        survey: Option<grid::Survey>,
+        built: Option<Vec<crate::index::Item<V>>>,
+    ) {
+        // Every entry with its box, in one pass over the store (at random,
+        // asked for ahead), for the query boxes and a new sort of the grid
+        // to read in order (the sort makes several passes; measured at a
+        // million objects' bulk build, reading the store in each took
+        // twice as long). Freed at the end: between build steps the
+        // lists hold no box.
+        let mut items = built.unwrap_or_default();
+        let n = self.lists.entries().len();
+        if items.len() <= n && !items.is_empty() {
+            items.resize(n, crate::index::Item::room());
+            debug_assert!(
+                items
+                    .iter()
+                    .zip(self.entries_with_boxes())
+                    .all(|(a, b)| (a.tag(), a.aabb) == (b.tag(), b.aabb)),
+                "the bulk build's boxes are the entries'"
+            );
+        } else if !(self.sub.is_fresh() && self.grid.is_fresh()) {
+            items = self.entries_with_boxes();
+        } else {
+            items = Vec::new();
+        }
         let (nodes, root) = (&self.nodes, self.root);
         let (moved, store) = (&self.moved, &self.store);
         self.sub.settle(|s| {
             moved.mark_into(s, store);
-            s.refresh(nodes, items, root, store);
+            s.refresh(nodes, &items[..], root);
         });
         let follow = follow(&self.store, &self.pending);
-        let filed = Filed {
-            entries: self.lists.entries(),
-            store: &self.store,
-        };
         self.grid
-            .settle(|g| g.build_par(|| &filed, &follow, survey));
+            .settle(|g| g.build_par(|| &items[..], &follow, survey));
         self.grid_for_queries = true;
     }
 
@@ -550,6 +580,22 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         self.lists.entries()
     }
 
+    /// Every list entry with its object's box (room as room): the store
+    /// read in order, each box written at its entry's place (writes at
+    /// random do not wait as reads do).
+    fn entries_with_boxes(&self) -> Vec<crate::index::Item<V>> {
+        let mut items = vec![crate::index::Item::room(); self.lists.entries().len()];
+        for (slot, s) in self.store.slots().iter().enumerate() {
+            if let Some(o) = s.get()
+                && let Some(node) = self.nodes.get(s.node as usize)
+            {
+                let at = node.block().start as usize + s.pos as usize;
+                items[at] = crate::index::Item::new(o.aabb(), slot as u32, o.is_static);
+            }
+        }
+        items
+    }
+
     /// Every object filed in the tree, with its box (for `validate`).
     pub fn filed_items(&self) -> Vec<crate::index::Item<V>> {
         self.entries()
@@ -636,7 +682,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
             store: &self.store,
             sub: self.sub.get(|s| {
                 self.moved.mark_into(s, &self.store);
-                s.refresh(nodes, items, root, &self.store);
+                s.refresh(nodes, &self.filed(), root);
             }),
             pending: &self.pending,
             grid: self.query_grid(),
@@ -1300,9 +1346,9 @@ const KEPT_QUEUE: usize = 4096;
 /// Returns, where the tree held nothing before and its first root was made
 /// from a survey of the queued objects, that survey as the grid's build
 /// would make it (see [`Core::settle`]).
-pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) -> Option<grid::Survey> {
+pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) -> Pending<V> {
     if s.core().pending.is_empty() {
-        return None;
+        return (None, None);
     }
     let mut survey = None;
     if s.core().root == NONE {
@@ -1315,7 +1361,15 @@ pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) -> Option<
     // Room for the batch at once (a bulk build fills the lists in one go,
     // and growth by doubling would leave up to half the array unused).
     s.core_mut().lists.reserve(pending.len());
+    // Into a tree with no object filed, a bulk build files every object
+    // with its box in hand: kept for the build step (`Core::built`).
+    let empty = s.core().lists.objects() == 0;
+    s.core_mut().built = empty.then(|| Vec::with_capacity(pending.len()));
+    let moves = s.core().lists.moves;
     let fresh = s.build_fresh(&pending);
+    if !fresh {
+        s.core_mut().built = None;
+    }
     if !fresh {
         for &slot in &pending {
             s.file_queued(slot);
@@ -1335,8 +1389,16 @@ pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) -> Option<
             .shrink_to(KEPT_QUEUE.max(core.lists.entries().len() / 8));
     }
     core.tidy();
-    survey.and_then(|s| s.for_grid())
+    // Kept only where no entry moved since it was given its place.
+    let built = core.built.take().filter(|_| core.lists.moves == moves);
+    (survey.and_then(|s| s.for_grid()), built)
 }
+
+/// What [`build_pending`] hands the build step ([`Core::settle`]): the
+/// survey of every object in the lists, where it made the first root,
+/// and every list entry with its box, where a bulk build into an empty
+/// tree filed them.
+pub(crate) type Pending<V> = (Option<grid::Survey>, Option<Vec<crate::index::Item<V>>>);
 
 /// The [`Family`] methods every family writes as inherent methods of the
 /// same names and signatures (in its `insert.rs`, `update.rs` and
@@ -1478,17 +1540,17 @@ pub(crate) struct Filed<'a, V: Vector, T> {
 // `Source::prefetch`, which read the list entries (`u32`s) and each
 // entry's object's `shape` and `is_static` in the store: plain data
 // (`Copy`, of a `Vector` type, which is `Sync`). They never read, write,
-// clone, drop or hand out the
-// object's value `T`, the one part of the store that may not be `Sync`,
-// and a shared reference to the slot (which they make on the way) is no
-// access to it. So threads sharing a `Filed` share only `Sync` data, as
-// if the store held no `T`. (In practice the threads are those of the
-// grid's sort in `Core::settle`, which holds the tree mutably, and those
-// of the parallel pair search, whose `T` is `Sync`.) Measured reason: the
-// sort of a million objects' grid at the build step (`flush`) on rayon's
-// threads, which read the list entries' copies of the boxes before the
-// entries lost them. The kernel's tests read one from two threads with a
-// value that is not `Sync`, under Miri in CI.
+// clone, drop or hand out the object's value `T`, the one part of the
+// store that may not be `Sync`, and a shared reference to the slot
+// (which they make on the way) is no access to it. So threads sharing a
+// `Filed` share only `Sync` data, as if the store held no `T`. (In
+// practice only the parallel pair search's sort shares one between
+// threads, and its `T` is `Sync`; the one-thread pair search's sort,
+// for any `T`, needs the bound to compile.) Measured reason: without it
+// that sort would need every box copied (24 bytes an object more in 3D,
+// kept between frames, or an allocation every few frames). The kernel's
+// tests read one from two threads with a value that is not `Sync`,
+// under Miri in CI.
 unsafe impl<V: Vector, T> Sync for Filed<'_, V, T> {}
 
 impl<V: Vector, T> grid::Source<V> for Filed<'_, V, T> {
@@ -1795,8 +1857,8 @@ macro_rules! impl_spatial_index {
             }
 
             fn flush(&mut self) {
-                let survey = $crate::kernel::build_pending(self);
-                $crate::kernel::Family::core_mut(self).settle(survey);
+                let (survey, built) = $crate::kernel::build_pending(self);
+                $crate::kernel::Family::core_mut(self).settle(survey, built);
             }
 
             fn end_frame(&mut self) {
@@ -2242,13 +2304,21 @@ mod tests {
             let mut brute = BruteForce::<Vec3, u32>::new();
             brute.insert_many(descs.clone()).expect("valid objects");
             t.insert_many(descs).expect("valid objects");
-            let survey = build_pending(&mut t).expect("a first build's survey");
+            let (survey, built) = build_pending(&mut t);
+            let survey = survey.expect("a first build's survey");
             let filed = Family::core(&t).filed();
             assert_eq!(
                 survey,
                 Survey::of(&filed, 0..crate::kernel::grid::Source::len(&filed))
             );
-            Family::core_mut(&mut t).settle(Some(survey));
+            // The bulk build's boxes, every entry's (`settle` checks them
+            // in debug builds).
+            let built = built.expect("a bulk build into an empty tree keeps its boxes");
+            assert_eq!(
+                built.iter().filter(|it| !it.is_room()).count(),
+                Family::core(&t).filed_items().len()
+            );
+            Family::core_mut(&mut t).settle(Some(survey), Some(built));
             t.validate().expect("valid");
             // The pairs of the grid sorted from it are the brute force's.
             fn values<I: SpatialIndex<Vec3, u32>>(t: &I) -> Vec<(u32, u32)> {
@@ -2261,7 +2331,9 @@ mod tests {
             assert_eq!(values(&t), values(&brute));
             t.insert(ObjectDesc::new(Shape::sphere(Vec3::ONE, 1.0), 99))
                 .expect("valid");
-            assert_eq!(build_pending(&mut t), None, "a later build");
+            let (survey, built) = build_pending(&mut t);
+            assert_eq!(survey, None, "a later build");
+            assert!(built.is_none(), "into a tree with objects: no boxes kept");
         }
         check(Orthtree::<Vec3, u32>::new());
         check(LooseOrthtree::<Vec3, u32>::new());

@@ -323,15 +323,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                 }
             }
             let n = ids[t];
-            let base = {
-                let core = &mut self.core;
-                core.lists.extend(
-                    &mut core.nodes[n as usize].items,
-                    group
-                        .iter()
-                        .map(|it| crate::index::Entry::new(it.slot(), it.is_static())),
-                )
-            };
+            let base = self.core.file_items(n, &group);
             for (q, it) in group.iter().enumerate() {
                 let s = self.core.store.slot_mut(it.slot());
                 s.node = n;
