@@ -10,7 +10,7 @@ use crate::{Error, Handle, Object};
 pub(crate) const NONE: u32 = u32::MAX;
 
 /// Slots are numbered below this, `2^31 - 1`: a list entry keeps an
-/// object's slot and static flag in one `u32` ([`crate::index::Item`]),
+/// object's slot and static flag in one `u32` ([`crate::index::Entry`]),
 /// the flag in the top bit, and `NONE` marks room.
 pub(crate) const SLOTS: u32 = (1 << 31) - 1;
 

@@ -157,7 +157,7 @@ impl<V: Vector> SubBounds<V> {
         // next node's come next).
         if lists.len() >= crate::kernel::PREFETCH_FROM {
             for i in range.clone() {
-                lists.prefetch(i + OWN_AHEAD);
+                lists.ahead(i + OWN_AHEAD);
             }
         }
         let box_at = |i: usize| lists.at(i).map_or(crate::Aabb::empty(), |it| it.aabb);

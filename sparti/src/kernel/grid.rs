@@ -509,7 +509,7 @@ impl Survey {
         let ahead = src.len() >= ASK_FROM;
         for i in range {
             if ahead {
-                src.prefetch(i + SOURCE_AHEAD);
+                src.ahead(i + SOURCE_AHEAD);
             }
             let Some(it) = src.at(i) else {
                 continue;
@@ -548,6 +548,14 @@ pub(crate) trait Source<V: Vector>: Sync {
     /// Asks for position `i` ahead of its read (a hint; nothing past
     /// the end).
     fn prefetch(&self, i: usize);
+    /// [`Source::prefetch`] for a pass in order, from [`ASK_FROM`]
+    /// positions: a source read in order from memory in order needs no
+    /// hint (the processor sees the stream), one whose positions lie at
+    /// random asks.
+    #[inline]
+    fn ahead(&self, i: usize) {
+        let _ = i;
+    }
 }
 
 /// A slice of objects with their boxes as a source (room skipped).
@@ -617,7 +625,7 @@ impl<'a> Keyer<'a> {
         let ahead = src.len() >= ASK_FROM;
         for (i, slot_key) in range.zip(keys) {
             if ahead {
-                src.prefetch(i + SOURCE_AHEAD);
+                src.ahead(i + SOURCE_AHEAD);
             }
             let Some(it) = src.at(i) else {
                 *slot_key = NONE;

@@ -1571,6 +1571,10 @@ impl<V: Vector, T> grid::Source<V> for Filed<'_, V, T> {
             self.store.prefetch_slot(e.slot());
         }
     }
+    #[inline]
+    fn ahead(&self, i: usize) {
+        self.prefetch(i);
+    }
 }
 
 /// [`Core::follow`] on the store alone (for a build that holds the lists
@@ -1583,8 +1587,7 @@ fn follow<'a, V: Vector, T>(
     grid::Follow {
         epoch: store.epoch(),
         filed: store.len() - pending.len(),
-        // The shape, whose box the lists hold (a list entry's box is
-        // always its object's, `validate` checks it).
+        // The shape, whose box the grid follows.
         locate: move |slot| {
             let s = store.get_slot(slot)?;
             let o = s.get().filter(|_| s.node != NONE)?;
