@@ -1011,18 +1011,71 @@ pub trait SpatialIndex<V: Vector, T> {
     }
 }
 
-/// An object's entry in a structure's item list: its bounds copied beside
-/// its slot so pair and query loops scan contiguous memory. The slot and
-/// the static flag share one `u32` (the flag in its top bit: slots stay
-/// below [`crate::store::SLOTS`]), so that an entry takes 28 bytes in 3D
-/// and 20 in 2D, not 32 and 24. An entry of a list's unused room is
-/// [`Item::room`].
+/// An object's box beside its slot and static flag (an [`Entry`] with its
+/// box): what the tree's own pair searches and the grid's sort read, in
+/// buffers of their own, and the brute force's list. The slot and the
+/// static flag share one `u32` (the flag in its top bit: slots stay below
+/// [`crate::store::SLOTS`]), so that an item takes 28 bytes in 3D and 20
+/// in 2D, not 32 and 24.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Item<V: Vector> {
     pub aabb: Aabb<V>,
     /// The slot, with [`STATIC_BIT`] set for a static object; `NONE` for
     /// room.
     tag: u32,
+}
+
+/// An object's entry in its node's list ([`crate::kernel::lists`]): its
+/// slot and static flag in one `u32` (the flag in the top bit: slots stay
+/// below [`crate::store::SLOTS`]). The box is not copied here: the store
+/// holds the object's shape, the grid its box in the order the searches
+/// read. An entry of a list's unused room is [`Entry::room`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Entry(u32);
+
+impl Entry {
+    /// The entry of the object in `slot` (below [`crate::store::SLOTS`]).
+    #[inline]
+    pub fn new(slot: u32, is_static: bool) -> Self {
+        debug_assert!(slot < crate::store::SLOTS);
+        Self(slot | if is_static { STATIC_BIT } else { 0 })
+    }
+
+    /// An entry of unused room: no object's ([`Entry::is_room`]).
+    #[inline]
+    pub fn room() -> Self {
+        Self(NONE)
+    }
+
+    /// The object's slot in the store.
+    #[inline]
+    pub fn slot(self) -> u32 {
+        slot_of(self.0)
+    }
+
+    /// Whether the object is static.
+    #[inline]
+    pub fn is_static(self) -> bool {
+        static_of(self.0)
+    }
+
+    /// Whether the entry is unused room rather than an object's.
+    #[inline]
+    pub fn is_room(self) -> bool {
+        self.0 == NONE
+    }
+
+    /// The entry with its object's box: an [`Item`].
+    #[inline]
+    pub fn with_box<V: Vector>(self, aabb: Aabb<V>) -> Item<V> {
+        Item { aabb, tag: self.0 }
+    }
+
+    /// Sets the static flag (the checks' tests break entries with it).
+    #[cfg(test)]
+    pub fn set_static(&mut self, is_static: bool) {
+        *self = Self::new(self.slot(), is_static);
+    }
 }
 
 /// The static flag's bit in an [`Item`]'s tag (and in the grid's
@@ -1053,13 +1106,19 @@ impl<V: Vector> Item<V> {
         }
     }
 
-    /// An entry of unused room: no object's ([`Item::is_room`]).
+    /// An item of unused room (a list's, copied with its boxes).
     #[inline]
     pub fn room() -> Self {
         Self {
             aabb: Aabb::empty(),
             tag: NONE,
         }
+    }
+
+    /// Whether the item is unused room rather than an object's.
+    #[inline]
+    pub fn is_room(&self) -> bool {
+        self.tag == NONE
     }
 
     /// The object's slot in the store.
@@ -1080,18 +1139,6 @@ impl<V: Vector> Item<V> {
     pub fn is_static(&self) -> bool {
         static_of(self.tag)
     }
-
-    /// Whether the entry is unused room rather than an object's.
-    #[inline]
-    pub fn is_room(&self) -> bool {
-        self.tag == NONE
-    }
-
-    /// Sets the static flag (the checks' tests break entries with it).
-    #[cfg(test)]
-    pub fn set_static(&mut self, is_static: bool) {
-        *self = Self::new(self.aabb, self.slot(), is_static);
-    }
 }
 
 #[cfg(test)]
@@ -1100,7 +1147,8 @@ mod item_tests {
     use glam::{Vec2, Vec3};
 
     #[test]
-    fn an_entry_is_its_box_and_one_u32() {
+    fn an_entry_is_one_u32_and_an_item_its_box_and_one_u32() {
+        assert_eq!(size_of::<Entry>(), 4);
         assert_eq!(size_of::<Item<Vec3>>(), 28);
         assert_eq!(size_of::<Item<Vec2>>(), 20);
         let b = Aabb::new(Vec3::ZERO, Vec3::ONE).expect("finite");
@@ -1111,12 +1159,15 @@ mod item_tests {
             (crate::store::SLOTS - 1, false),
         ] {
             let it = Item::new(b, slot, is_static);
+            assert_eq!((it.slot(), it.is_static()), (slot, is_static));
+            let e = Entry::new(slot, is_static);
             assert_eq!(
-                (it.slot(), it.is_static(), it.is_room()),
+                (e.slot(), e.is_static(), e.is_room()),
                 (slot, is_static, false)
             );
+            assert_eq!(e.with_box(b).tag(), it.tag());
         }
-        assert!(Item::<Vec3>::room().is_room());
+        assert!(Entry::room().is_room());
     }
 }
 

@@ -10,7 +10,7 @@ use crate::{Error, Handle, Object};
 pub(crate) const NONE: u32 = u32::MAX;
 
 /// Slots are numbered below this, `2^31 - 1`: a list entry keeps an
-/// object's slot and static flag in one `u32` ([`crate::index::Item`]),
+/// object's slot and static flag in one `u32` ([`crate::index::Entry`]),
 /// the flag in the top bit, and `NONE` marks room.
 pub(crate) const SLOTS: u32 = (1 << 31) - 1;
 
@@ -157,6 +157,12 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         &self.slots[i as usize]
     }
 
+    /// Every slot, in order.
+    #[inline]
+    pub fn slots(&self) -> &[Slot<Object<V, T>>] {
+        &self.slots
+    }
+
     /// Every slot, for batch writes (spread over threads with `rayon`).
     pub fn slots_mut(&mut self) -> &mut [Slot<Object<V, T>>] {
         &mut self.slots
@@ -261,7 +267,7 @@ mod tests {
         assert!(s.room_for(SLOTS as usize).is_ok());
         assert_eq!(s.room_for(SLOTS as usize + 1), Err(Error::TooManyObjects));
         // The largest slot's entry, static, is not room.
-        let it = crate::index::Item::<glam::Vec2>::new(crate::Aabb::empty(), SLOTS - 1, true);
+        let it = crate::index::Entry::new(SLOTS - 1, true);
         assert!(!it.is_room() && it.is_static() && it.slot() == SLOTS - 1);
     }
 }

@@ -9,7 +9,8 @@
 //! The batched queries run on rayon's threads with the `rayon` feature.
 
 use crate::geometry::{Overlap, Ray, Region, Vector};
-use crate::index::{Item, Knn, Neighbor, closer, sort_hits};
+use crate::index::{Entry, Knn, Neighbor, closer, sort_hits};
+use crate::kernel::grid::Source;
 use crate::store::{NONE, Store};
 use crate::{Counters, Filter, Handle, Object, RayHit};
 
@@ -111,6 +112,9 @@ impl<V: Vector> Default for SubBounds<V> {
     }
 }
 
+/// How many entries ahead the query boxes ask for an object's slot.
+const OWN_AHEAD: usize = 16;
+
 /// Steps a recomputation may climb from one node before it gives up and
 /// recomputes everything (a safety net: trees are far shallower).
 const MAX_CLIMB: usize = 4096;
@@ -139,13 +143,28 @@ impl<V: Vector> SubBounds<V> {
     }
 
     /// Recomputes the boxes of node `n`'s own objects (and its chunks).
-    fn own_box<N: TreeNode<V>>(&mut self, n: u32, node: &N, lists: &[Item<V>]) -> crate::Aabb<V> {
+    fn own_box<N: TreeNode<V>, S: Source<V> + ?Sized>(
+        &mut self,
+        n: u32,
+        node: &N,
+        lists: &S,
+    ) -> crate::Aabb<V> {
         let mut b = crate::Aabb::empty();
-        let items = &lists[node.block().range()];
-        if items.len() > CHUNKED {
+        let range = node.block().range();
+        // The kernel's lists give each object's box from its shape, in
+        // the store at random: each is asked for a few entries ahead (the
+        // lists are in the order the full pass visits the nodes, so the
+        // next node's come next).
+        if lists.len() >= crate::kernel::PREFETCH_FROM {
+            for i in range.clone() {
+                lists.ahead(i + OWN_AHEAD);
+            }
+        }
+        let box_at = |i: usize| lists.at(i).map_or(crate::Aabb::empty(), |it| it.aabb);
+        if range.len() > CHUNKED {
             // In place when the node's old range is long enough; else at
             // the end (the old range is garbage until the next full pass).
-            let needed = items.len().div_ceil(CHUNK) as u32;
+            let needed = range.len().div_ceil(CHUNK) as u32;
             let (old_start, old_end) = self.chunk_range[n as usize];
             let start = if old_end - old_start >= needed {
                 old_start
@@ -155,10 +174,10 @@ impl<V: Vector> SubBounds<V> {
                     .resize(start as usize + needed as usize, crate::Aabb::empty());
                 start
             };
-            for (k, chunk) in items.chunks(CHUNK).enumerate() {
+            for (k, first) in range.clone().step_by(CHUNK).enumerate() {
                 let mut c = crate::Aabb::empty();
-                for it in chunk {
-                    c = c.union(&it.aabb);
+                for i in first..(first + CHUNK).min(range.end) {
+                    c = c.union(&box_at(i));
                 }
                 self.chunks[start as usize + k] = c;
                 b = b.union(&c);
@@ -166,8 +185,8 @@ impl<V: Vector> SubBounds<V> {
             self.chunk_range[n as usize] = (start, start + needed);
         } else {
             self.chunk_range[n as usize] = (0, 0);
-            for it in items {
-                b = b.union(&it.aabb);
+            for i in range {
+                b = b.union(&box_at(i));
             }
         }
         self.own[n as usize] = b;
@@ -188,7 +207,12 @@ impl<V: Vector> SubBounds<V> {
 
     /// Brings the boxes up to date with the tree: the marked nodes and
     /// their ancestors, or everything after a bulk change.
-    pub fn refresh<N: TreeNode<V>>(&mut self, nodes: &[N], lists: &[Item<V>], root: u32) {
+    pub fn refresh<N: TreeNode<V>, S: Source<V> + ?Sized>(
+        &mut self,
+        nodes: &[N],
+        lists: &S,
+        root: u32,
+    ) {
         if !self.stale
             && self.bounds.len() <= nodes.len()
             && !self.refresh_marked(nodes, lists, root)
@@ -202,10 +226,10 @@ impl<V: Vector> SubBounds<V> {
 
     /// Recomputes the marked nodes and their ancestors; false when it gave
     /// up (a climb too long) and everything must be recomputed.
-    fn refresh_marked<N: TreeNode<V>>(
+    fn refresh_marked<N: TreeNode<V>, S: Source<V> + ?Sized>(
         &mut self,
         nodes: &[N],
-        lists: &[Item<V>],
+        lists: &S,
         root: u32,
     ) -> bool {
         let old = self.bounds.len();
@@ -254,7 +278,12 @@ impl<V: Vector> SubBounds<V> {
     }
 
     /// Recomputes every box in one pass over the tree.
-    fn refresh_all<N: TreeNode<V>>(&mut self, nodes: &[N], lists: &[Item<V>], root: u32) {
+    fn refresh_all<N: TreeNode<V>, S: Source<V> + ?Sized>(
+        &mut self,
+        nodes: &[N],
+        lists: &S,
+        root: u32,
+    ) {
         self.stale = false;
         for &n in &self.dirty {
             if let Some(d) = self.is_dirty.get_mut(n as usize) {
@@ -307,11 +336,12 @@ impl<V: Vector> SubBounds<V> {
     /// Nodes for which `late` is true hold objects moved in place since
     /// the last marks (see [`crate::kernel::Moved`]): as marked nodes,
     /// they are not checked.
-    pub fn check<N: TreeNode<V>>(
+    pub fn check<N: TreeNode<V>, T>(
         &self,
         nodes: &[N],
-        lists: &[Item<V>],
+        lists: &[Entry],
         root: u32,
+        store: &Store<Object<V, T>>,
         late: impl Fn(u32) -> bool,
     ) -> Result<(), String> {
         if self.stale || root == NONE {
@@ -327,9 +357,10 @@ impl<V: Vector> SubBounds<V> {
             }
             let boxes = self.chunks(n);
             for (k, it) in lists[node.block().range()].iter().enumerate() {
-                let held = self.own[i].contains(&it.aabb)
-                    && self.bounds[i].contains(&it.aabb)
-                    && boxes.get(k / CHUNK).is_none_or(|b| b.contains(&it.aabb));
+                let b = store.obj(it.slot()).aabb();
+                let held = self.own[i].contains(&b)
+                    && self.bounds[i].contains(&b)
+                    && boxes.get(k / CHUNK).is_none_or(|c| c.contains(&b));
                 if !held {
                     return Err(format!(
                         "object {k} of node {n} sticks out of the node's query boxes"
@@ -506,7 +537,7 @@ pub(crate) const CHUNKED: usize = 2 * CHUNK;
 pub(crate) struct Tree<'a, V: Vector, T, N> {
     pub nodes: &'a [N],
     /// The nodes' object lists (see [`crate::kernel::Lists`]).
-    pub lists: &'a [Item<V>],
+    pub lists: &'a [Entry],
     /// The root node, or `NONE` for an empty tree.
     pub root: u32,
     pub store: &'a Store<Object<V, T>>,
@@ -529,8 +560,14 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
 
     /// A node's objects.
     #[inline]
-    fn items(&self, node: &N) -> &[Item<V>] {
+    fn items(&self, node: &N) -> &[Entry] {
         &self.lists[node.block().range()]
+    }
+
+    /// The box of an object of the tree (from its shape in the store).
+    #[inline]
+    fn box_of(&self, it: Entry) -> crate::Aabb<V> {
+        self.store.obj(it.slot()).aabb()
     }
 
     #[inline]
@@ -640,7 +677,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     let class = if inside {
                         Overlap::Inside
                     } else {
-                        region.classify(&it.aabb)
+                        region.classify(&self.box_of(*it))
                     };
                     if class == Overlap::Outside {
                         continue;
@@ -765,7 +802,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     continue;
                 }
                 for it in chunk {
-                    if fast.entry(&it.aabb, limit).is_none() {
+                    if fast.entry(&self.box_of(*it), limit).is_none() {
                         continue;
                     }
                     let o = self.store.obj(it.slot());
@@ -950,7 +987,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     continue;
                 }
                 for it in chunk {
-                    if ray.clip_aabb(&it.aabb, max_dist).is_none() {
+                    if ray.clip_aabb(&self.box_of(*it), max_dist).is_none() {
                         continue;
                     }
                     let o = self.store.obj(it.slot());
@@ -1015,7 +1052,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                     continue;
                 }
                 for it in chunk {
-                    if it.aabb.distance_squared_to_point(point).sqrt() > knn.bound() {
+                    if self.box_of(*it).distance_squared_to_point(point).sqrt() > knn.bound() {
                         continue;
                     }
                     let o = self.store.obj(it.slot());

@@ -308,7 +308,7 @@ impl<V: Vector, T> Bsp<V, T> {
                 match side {
                     Some(k) => n = crate::kernel::child_or_create(self, n, k),
                     None => {
-                        self.core.file(n, slot, aabb);
+                        self.core.file(n, slot);
                         break;
                     }
                 }
@@ -322,7 +322,7 @@ impl<V: Vector, T> Bsp<V, T> {
     fn unfile_fitting(&mut self, n: u32, work: &mut Vec<(u32, u32)>) {
         let mut i = 0;
         while i < self.core.nodes[n as usize].items.len() {
-            let it = self.core.items_as_is(n)[i];
+            let it = self.core.items(n)[i];
             let node = &self.core.nodes[n as usize];
             if Self::side_of(node, &self.core.box_of(it.slot())).is_some() {
                 self.core.unfile_at(n, i);

@@ -204,12 +204,6 @@ mod tests {
             let shape = Shape::sphere(Vec2::new(60.0, 30.0), 10.0);
             corruption::reshape(&mut t.core, slot, shape);
         });
-        breaks("box out of date", |t| {
-            let (_, slot) = child_and_slot(t);
-            let s = t.core.store.slot(slot);
-            let (n, pos) = (s.node as usize, s.pos as usize);
-            t.core.items_mut(n as u32)[pos].aabb.min.x -= 0.25;
-        });
         breaks("static flag", |t| {
             let root = t.core.root as usize;
             t.core.items_mut(root as u32)[0].set_static(true);

@@ -511,8 +511,8 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
         count
     });
     let keep = &batch.keep;
-    // The moves in place, recorded: their entries' boxes and their nodes'
-    // marks are left to the next reader (see `Moved`).
+    // The moves in place, recorded: their nodes' marks for the query
+    // boxes are left to the next reader (see `Moved`).
     core.moved_in_place_many(
         count as usize,
         keep.iter()

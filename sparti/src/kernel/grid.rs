@@ -500,16 +500,20 @@ impl Survey {
         s
     }
 
-    /// The survey of the objects of `items` (room skipped).
-    pub fn of<V: Vector>(items: &[Item<V>]) -> Self {
+    /// The survey of the objects at positions `range` of `src`.
+    pub fn of<V: Vector, S: Source<V> + ?Sized>(src: &S, range: core::ops::Range<usize>) -> Self {
         let mut lo = V::splat(f32::INFINITY);
         let mut hi = V::splat(f32::NEG_INFINITY);
         let mut by_exp = [0u32; 256];
         let mut n = 0usize;
-        for it in items {
-            if it.is_room() {
-                continue;
+        let ahead = src.len() >= ASK_FROM;
+        for i in range {
+            if ahead {
+                src.ahead(i + SOURCE_AHEAD);
             }
+            let Some(it) = src.at(i) else {
+                continue;
+            };
             n += 1;
             lo = lo.min(it.aabb.min);
             hi = hi.max(it.aabb.max);
@@ -532,6 +536,58 @@ impl Survey {
     }
 }
 
+/// Where a new sort of the grid reads its objects: positions `0..len()`,
+/// each an object (its box, slot and static flag, as an [`Item`]) or
+/// nothing. The kernel's source is its store, in slot order
+/// ([`crate::kernel::Filed`]): the objects filed in the tree.
+pub(crate) trait Source<V: Vector>: Sync {
+    /// Positions.
+    fn len(&self) -> usize;
+    /// The object at position `i` (below `len()`), if there is one.
+    fn at(&self, i: usize) -> Option<Item<V>>;
+    /// Asks for position `i` ahead of its read (a hint; nothing past
+    /// the end).
+    fn prefetch(&self, i: usize);
+    /// [`Source::prefetch`] for a pass in order, from [`ASK_FROM`]
+    /// positions: a source read in order from memory in order needs no
+    /// hint (the processor sees the stream), one whose positions lie at
+    /// random asks.
+    #[inline]
+    fn ahead(&self, i: usize) {
+        let _ = i;
+    }
+}
+
+/// A slice of objects with their boxes as a source (room skipped).
+impl<V: Vector> Source<V> for [Item<V>] {
+    #[inline]
+    fn len(&self) -> usize {
+        <[Item<V>]>::len(self)
+    }
+    #[inline]
+    fn at(&self, i: usize) -> Option<Item<V>> {
+        let it = self[i];
+        (!it.is_room()).then_some(it)
+    }
+    #[inline]
+    fn prefetch(&self, i: usize) {
+        if let Some(it) = self.get(i) {
+            crate::kernel::prefetch(it);
+        }
+    }
+}
+
+/// How many positions ahead a pass over a [`Source`] asks for an object
+/// (from [`ASK_FROM`] objects: the kernel's source reads the store, in
+/// slot order, at random).
+const SOURCE_AHEAD: usize = 16;
+
+/// The cuts of `0..n` into pieces of `chunk` positions.
+fn ranges(n: usize, chunk: usize) -> impl ExactSizeIterator<Item = core::ops::Range<usize>> {
+    let chunk = chunk.max(1);
+    (0..n.div_ceil(chunk)).map(move |i| i * chunk..((i + 1) * chunk).min(n))
+}
+
 /// The cell of an object: its level (the first whose cells are at least
 /// its size) and the cell of its centre there.
 struct Keyer<'a> {
@@ -552,24 +608,29 @@ impl<'a> Keyer<'a> {
         }
     }
 
-    /// The keys of `items` into `keys` (`NONE` for room: every entry is
-    /// written), each object's also to `each` (a count by cell, in a
+    /// The keys of the objects at positions `range` of `src` into `keys`
+    /// (`NONE` where there is none: every entry is written), each object's also to `each` (a count by cell, in a
     /// build on one thread: one pass fewer); per level, how far its
     /// objects stick out of their cells and how many there are.
-    fn keys<V: Vector>(
+    fn keys<V: Vector, S: Source<V> + ?Sized>(
         &self,
-        items: &[Item<V>],
+        src: &S,
+        range: core::ops::Range<usize>,
         keys: &mut [u32],
         mut each: impl FnMut(u32),
     ) -> LevelStats {
         let d = V::DIM;
         let top = self.levels.len() - 1;
         let mut stats = NO_STATS;
-        for (it, slot_key) in items.iter().zip(keys) {
-            if it.is_room() {
+        let ahead = src.len() >= ASK_FROM;
+        for (i, slot_key) in range.zip(keys) {
+            if ahead {
+                src.ahead(i + SOURCE_AHEAD);
+            }
+            let Some(it) = src.at(i) else {
                 *slot_key = NONE;
                 continue;
-            }
+            };
             let size = (it.aabb.max - it.aabb.min).max_element() * self.inv0;
             // The first level whose cells are at least the object's size.
             let mut l = if size <= 1.0 {
@@ -650,11 +711,13 @@ impl Piece<'_> {
     /// at a million objects: the scatter 27 -> 16 ms in a fresh 3D build;
     /// below a hundred thousand, where the arrays stay in the cache, the
     /// frame was 3-6% slower).
-    fn scatter<V: Vector>(&mut self, items: &[Item<V>], keys: &[u32], gather: bool) {
+    fn scatter<V: Vector, S: Source<V> + ?Sized>(&mut self, src: &S, keys: &[u32], gather: bool) {
         if !gather {
-            for (it, &k) in items.iter().zip(keys).rev() {
-                if let Some(p) = self.claim(k) {
-                    self.put(p, it);
+            for (i, &k) in keys.iter().enumerate().rev() {
+                if let Some(p) = self.claim(k)
+                    && let Some(it) = src.at(i)
+                {
+                    self.put(p, &it);
                 }
             }
             return;
@@ -675,9 +738,11 @@ impl Piece<'_> {
         }
         for p in 0..self.slot.len() {
             if let Some(&q) = self.slot.get(p + GATHER_AHEAD) {
-                crate::kernel::prefetch(&items[q as usize]);
+                src.prefetch(q as usize);
             }
-            self.put(p, &items[self.slot[p] as usize]);
+            if let Some(it) = src.at(self.slot[p] as usize) {
+                self.put(p, &it);
+            }
         }
     }
 
@@ -941,9 +1006,9 @@ impl Grid {
     /// objects through `follow` and does not call `items`). Leaves it
     /// unbuilt (see [`Grid::is_built`]) when it would be too crowded to
     /// pay (module docs): the caller searches its tree.
-    pub fn build<'i, V: Vector, L: Locate<V>, P: Fn(u32)>(
+    pub fn build<'i, V: Vector, S: Source<V> + ?Sized + 'i, L: Locate<V>, P: Fn(u32)>(
         &mut self,
-        items: impl FnOnce() -> &'i [Item<V>],
+        items: impl FnOnce() -> &'i S,
         follow: &Follow<L, P>,
     ) {
         self.ok = self.refit(follow) || self.sort(items(), 1, follow, None);
@@ -957,9 +1022,9 @@ impl Grid {
     /// The build step (`flush`) builds with it.
     /// `survey`, where given, must be [`Survey::of`] the entries: a new
     /// sort then skips that pass.
-    pub fn build_par<'i, V: Vector, L: Locate<V>, P: Fn(u32)>(
+    pub fn build_par<'i, V: Vector, S: Source<V> + ?Sized + 'i, L: Locate<V>, P: Fn(u32)>(
         &mut self,
-        items: impl FnOnce() -> &'i [Item<V>],
+        items: impl FnOnce() -> &'i S,
         follow: &Follow<L, P>,
         survey: Option<Survey>,
     ) {
@@ -972,9 +1037,15 @@ impl Grid {
     /// [`Grid::build_par`], its refit on rayon's threads too (the
     /// parallel pair search, whose objects may be shared).
     #[cfg(feature = "rayon")]
-    pub fn build_shared<'i, V: Vector, L: Locate<V> + Sync, P: Fn(u32) + Sync>(
+    pub fn build_shared<
+        'i,
+        V: Vector,
+        S: Source<V> + ?Sized + 'i,
+        L: Locate<V> + Sync,
+        P: Fn(u32) + Sync,
+    >(
         &mut self,
-        items: impl FnOnce() -> &'i [Item<V>],
+        items: impl FnOnce() -> &'i S,
         follow: &Follow<L, P>,
     ) {
         let parts = build_parts(follow.filed);
@@ -983,9 +1054,9 @@ impl Grid {
 
     /// A new sort of the objects ([`Grid::fill`]), which `follow`'s
     /// epoch then names.
-    fn sort<V: Vector, L, P>(
+    fn sort<V: Vector, S: Source<V> + ?Sized, L, P>(
         &mut self,
-        items: &[Item<V>],
+        items: &S,
         parts: usize,
         follow: &Follow<L, P>,
         survey: Option<Survey>,
@@ -1136,16 +1207,21 @@ impl Grid {
     /// own range, reading every object in the same order), so the order
     /// within a cell is the one-thread order.
     /// `survey`, where given, must be [`Survey::of`] `items`.
-    fn fill<V: Vector>(&mut self, items: &[Item<V>], parts: usize, survey: Option<Survey>) -> bool {
+    fn fill<V: Vector, S: Source<V> + ?Sized>(
+        &mut self,
+        items: &S,
+        parts: usize,
+        survey: Option<Survey>,
+    ) -> bool {
         self.fill_in(items, parts, items.len() >= GATHER_FROM, survey)
     }
 
     /// [`Grid::fill`], its scatter in two passes where `gather` (see
     /// [`Piece::scatter`]), from `survey` where given (it must be
     /// [`Survey::of`] `items`).
-    fn fill_in<V: Vector>(
+    fn fill_in<V: Vector, S: Source<V> + ?Sized>(
         &mut self,
-        items: &[Item<V>],
+        items: &S,
         parts: usize,
         gather: bool,
         survey: Option<Survey>,
@@ -1156,12 +1232,18 @@ impl Grid {
         // by binary exponent.
         let all = match survey {
             Some(s) => {
-                debug_assert!(s == Survey::of(items), "the survey given is the entries'");
+                debug_assert!(
+                    s == Survey::of(items, 0..items.len()),
+                    "the survey given is the source's"
+                );
                 s
             }
-            None => {
-                fold_parts(items.chunks(chunk), Survey::of, Survey::merged).unwrap_or(Survey::EMPTY)
-            }
+            None => fold_parts(
+                ranges(items.len(), chunk),
+                |r| Survey::of(items, r),
+                Survey::merged,
+            )
+            .unwrap_or(Survey::EMPTY),
         };
         let (lo, hi, n) = (all.lo, all.hi, all.n);
         self.n = n;
@@ -1231,11 +1313,13 @@ impl Grid {
         let stats = if parts == 1 {
             // Objects per cell, counted as the keys are made.
             let counts = &mut self.cell_start[..cells];
-            keyer.keys(items, &mut self.src_key, |k| counts[k as usize] += 1)
+            keyer.keys(items, 0..items.len(), &mut self.src_key, |k| {
+                counts[k as usize] += 1;
+            })
         } else {
             fold_parts(
-                items.chunks(chunk).zip(self.src_key.chunks_mut(chunk)),
-                |(its, keys)| keyer.keys(its, keys, |_| {}),
+                ranges(items.len(), chunk).zip(self.src_key.chunks_mut(chunk)),
+                |(r, keys)| keyer.keys(items, r, keys, |_| {}),
                 merged_stats,
             )
             .unwrap_or(NO_STATS)
@@ -1982,9 +2066,8 @@ mod tests {
     /// The grid's pairs with the chunk test `kind`, in search order.
     fn grid_pairs<V: Vector>(t: &LooseOrthtree<V, u32>, kind: Kind) -> Vec<(Handle, Handle)> {
         let core = t.core();
-        let g = core
-            .grid
-            .get(|g| g.build(|| core.entries(), &core.follow()));
+        let filed = core.filed();
+        let g = core.grid.get(|g| g.build(|| &filed, &core.follow()));
         assert!(g.is_built(), "the scene is sparse enough for the grid");
         let job = super::Job {
             grid: g,
@@ -2151,9 +2234,8 @@ mod tests {
         }
         t.flush();
         let core = t.core();
-        let g = core
-            .grid
-            .get(|g| g.build(|| core.entries(), &core.follow()));
+        let filed = core.filed();
+        let g = core.grid.get(|g| g.build(|| &filed, &core.follow()));
         let most = g.cell_start.windows(2).map(|w| w[1] - w[0]).max();
         assert_eq!(most, Some(crowd), "one cell holds the cluster");
         let pairs = both_forms_find(&t);
@@ -2192,7 +2274,7 @@ mod tests {
         }
         fn check<V: Vector>(n: usize) {
             let t = scene::<V>(n);
-            let items = t.core().entries();
+            let items = &t.core().filed();
             let mut one = super::Grid::default();
             assert!(one.fill_in(items, 1, false, None), "a sparse scene");
             for parts in 1..=3 {

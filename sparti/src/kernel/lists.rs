@@ -14,28 +14,13 @@
 //! An object's position in its node's list (`Slot::pos`) is relative to
 //! the block, so moving a block changes no object's position.
 //!
-//! # Boxes written late
-//! A move that leaves an object in its node (nearly every move of a
-//! frame) does not write the object's entry: the entry's box is the one
-//! place of the move that lies at random in memory (the store is read in
-//! the order of the moves, the grid follows the store). The kernel
-//! records the move instead ([`super::Moved`]), and the entries' boxes
-//! are written from the store by the first reader after the moves: the
-//! queries that walk the tree, a new sort of the grid, `validate`. A frame
-//! that moves its objects and asks for the pairs reads no entry, and
-//! writes none.
-//!
-//! Readers come through [`Lists::read`] with `&self`, from any number of
-//! threads: the first one after a change writes the boxes (the others
-//! wait), and up-to-date entries are read without a lock. The array is in
-//! an `UnsafeCell` for that one write behind a shared reference; every
-//! other change to it takes `&mut self`.
+//! An entry is the object's slot and static flag ([`Entry`]), four bytes:
+//! the box is not copied here. The store holds each object's shape and
+//! the grid its box in the order the searches read; what reads the boxes
+//! of a node's objects (a split, the tree's own pair search and query
+//! walks, the query boxes) takes them from the store.
 
-use core::cell::UnsafeCell;
-use std::sync::OnceLock;
-
-use crate::geometry::Vector;
-use crate::index::Item;
+use crate::index::Entry;
 
 /// A node's object list: `len` objects at `start` of [`Lists::items`], in
 /// room for `cap`. A list without room is `Block::default()` (start 0), so
@@ -69,13 +54,9 @@ impl Block {
 
 /// The array holding every node's objects.
 #[derive(Debug)]
-pub(crate) struct Lists<V: Vector> {
-    /// The blocks, and the room between them (in a cell: see
-    /// [`Lists::read`]).
-    items: UnsafeCell<Vec<Item<V>>>,
-    /// Set while every entry's box is its object's: moves in place were
-    /// not recorded since the last write of the boxes.
-    written: OnceLock<()>,
+pub(crate) struct Lists {
+    /// The blocks, and the room between them.
+    items: Vec<Entry>,
     /// Room in `items` that belongs to no block (free or abandoned).
     pub abandoned: usize,
     /// Free blocks of room `k` for `k` below [`SMALL`], by `k`: their
@@ -89,35 +70,29 @@ pub(crate) struct Lists<V: Vector> {
     objects: usize,
     /// The rewrite's buffer (empty between rewrites: keeping it would
     /// double the memory for an allocation saved every few frames).
-    spare: Vec<Item<V>>,
+    spare: Vec<Entry>,
     /// Objects copied by the rewrite under way (checked at its end).
     copied: usize,
+    /// Changes so far that moved an entry already in the array (a block
+    /// moved, an entry taken out, a rewrite): an entry's place is the
+    /// one it was given while this stays the same.
+    pub moves: u64,
 }
 
-impl<V: Vector> Default for Lists<V> {
+impl Default for Lists {
     fn default() -> Self {
         Self {
-            items: UnsafeCell::new(Vec::new()),
-            written: OnceLock::new(),
+            items: Vec::new(),
             abandoned: 0,
             free: core::array::from_fn(|_| Vec::new()),
             free_room: 0,
             objects: 0,
             spare: Vec::new(),
             copied: 0,
+            moves: 0,
         }
     }
 }
-
-// SAFETY: shared references reach the array only through
-// [`Lists::read`]. Its one write behind a shared reference runs inside
-// `written`'s initialisation, which runs at most once (other threads
-// wait for it) and only while `written` is unset; every reference to the
-// array handed out by `read` is made after `written` is set, and only
-// `&mut self` methods unset it, which no shared reference outlives. So
-// no reference to the array lives while it is written, and the array's
-// items are sent and shared as a `Vec<Item<V>>` would be.
-unsafe impl<V: Vector> Sync for Lists<V> where Item<V>: Sync {}
 
 /// Entries a rewrite leaves room for beyond half the objects, so small
 /// trees are not rewritten for every list that moves.
@@ -148,65 +123,22 @@ fn slack(len: u32) -> u32 {
 }
 
 /// An entry of the array's unused room.
-fn filler<V: Vector>() -> Item<V> {
-    Item::room()
+fn filler() -> Entry {
+    Entry::room()
 }
 
-impl<V: Vector> Lists<V> {
-    /// The array, every entry's box its object's: the first reader after
-    /// moves in place were recorded ([`Lists::boxes_late`]) runs `write`,
-    /// which writes them (the other readers wait for it); later readers
-    /// read without a lock.
+impl Lists {
+    /// Every entry: the blocks and the room between them.
     #[inline]
-    pub fn read(&self, write: impl FnOnce(&mut [Item<V>])) -> &[Item<V>] {
-        self.read_vec(write)
-    }
-
-    /// [`Lists::read`], the array as a `Vec` (for its capacity).
-    #[inline]
-    fn read_vec(&self, write: impl FnOnce(&mut [Item<V>])) -> &Vec<Item<V>> {
-        self.written.get_or_init(|| {
-            // SAFETY: `written` is unset, so no reference to the array
-            // lives: `read` makes them only after `written` is set, below,
-            // and only `&mut self` methods unset it. Other readers wait in
-            // `get_or_init` until this closure returns. `write` could
-            // reach the array only through `read` again, which, called
-            // from inside this initialisation, never returns (re-entering
-            // a `OnceLock`'s initialisation deadlocks or panics), so it
-            // makes no reference.
-            let items = unsafe { &mut *self.items.get() };
-            write(items);
-        });
-        // SAFETY: `written` is set: the array is written again only
-        // through `&mut self` (see the `Sync` impl).
-        unsafe { &*self.items.get() }
-    }
-
-    /// The array, its boxes as they are (possibly late): for changes,
-    /// which read the entries' slots and places, not their boxes.
-    #[inline]
-    pub fn as_is(&mut self) -> &[Item<V>] {
-        self.items.get_mut()
-    }
-
-    /// Whether every entry's box is its object's.
-    #[inline]
-    pub fn boxes_written(&mut self) -> bool {
-        self.written.get_mut().is_some()
-    }
-
-    /// Moves in place were recorded: the next [`Lists::read`] writes the
-    /// boxes.
-    #[inline]
-    pub fn boxes_late(&mut self) {
-        self.written.take();
+    pub fn entries(&self) -> &[Entry] {
+        &self.items
     }
 
     /// The objects of a block, mutably.
     #[cfg(test)]
     #[inline]
-    pub fn get_mut(&mut self, b: Block) -> &mut [Item<V>] {
-        &mut self.items.get_mut()[b.range()]
+    pub fn get_mut(&mut self, b: Block) -> &mut [Entry] {
+        &mut self.items[b.range()]
     }
 
     /// Makes room in `b` for `extra` more objects: in place when `b` ends
@@ -218,28 +150,27 @@ impl<V: Vector> Lists<V> {
             return;
         }
         let cap = need.max(b.cap * 2).max(1);
-        if b.cap > 0 && (b.start + b.cap) as usize == self.items.get_mut().len() {
-            self.items
-                .get_mut()
-                .resize(b.start as usize + cap as usize, filler());
+        if b.cap > 0 && (b.start + b.cap) as usize == self.items.len() {
+            self.items.resize(b.start as usize + cap as usize, filler());
             b.cap = cap;
             return;
         }
         let old = *b;
+        self.moves += u64::from(old.len > 0);
         let start = match self.free.get_mut(cap as usize).and_then(Vec::pop) {
             Some(start) => {
                 self.abandoned -= cap as usize;
                 self.free_room -= cap as usize;
                 let at = start as usize;
-                self.items.get_mut().copy_within(old.range(), at);
-                self.items.get_mut()[at + old.len()..at + cap as usize].fill(filler());
+                self.items.copy_within(old.range(), at);
+                self.items[at + old.len()..at + cap as usize].fill(filler());
                 start
             }
             None => {
-                let start = self.items.get_mut().len();
-                self.items.get_mut().reserve(cap as usize);
-                self.items.get_mut().extend_from_within(old.range());
-                self.items.get_mut().resize(start + cap as usize, filler());
+                let start = self.items.len();
+                self.items.reserve(cap as usize);
+                self.items.extend_from_within(old.range());
+                self.items.resize(start + cap as usize, filler());
                 start as u32
             }
         };
@@ -258,13 +189,13 @@ impl<V: Vector> Lists<V> {
         if b.cap == 0 {
             return;
         }
-        if (b.start + b.cap) as usize == self.items.get_mut().len() {
-            self.items.get_mut().truncate(b.start as usize);
+        if (b.start + b.cap) as usize == self.items.len() {
+            self.items.truncate(b.start as usize);
             return;
         }
         // Room holds no stale copies: the grid's search reads the whole
         // array, skipping the fillers.
-        self.items.get_mut()[b.start as usize..(b.start + b.cap) as usize].fill(filler());
+        self.items[b.start as usize..(b.start + b.cap) as usize].fill(filler());
         self.abandoned += b.cap as usize;
         if let Some(free) = self.free.get_mut(b.cap as usize) {
             free.push(b.start);
@@ -274,29 +205,32 @@ impl<V: Vector> Lists<V> {
 
     /// Makes room for `n` more objects in the array, exactly.
     pub fn reserve(&mut self, n: usize) {
-        self.items.get_mut().reserve_exact(n);
+        self.items.reserve_exact(n);
     }
 
     /// Appends an object to `b`, returning its position in the list.
     #[inline]
-    pub fn push(&mut self, b: &mut Block, it: Item<V>) -> u32 {
+    pub fn push(&mut self, b: &mut Block, it: Entry) -> u32 {
         if b.len == b.cap {
             self.make_room(b, 1);
         }
-        self.items.get_mut()[(b.start + b.len) as usize] = it;
+        self.items[(b.start + b.len) as usize] = it;
         b.len += 1;
         self.objects += 1;
         b.len - 1
     }
 
     /// Appends objects to `b`, returning the position of the first.
-    pub fn extend(&mut self, b: &mut Block, its: &[Item<V>]) -> u32 {
+    pub fn extend(&mut self, b: &mut Block, its: impl ExactSizeIterator<Item = Entry>) -> u32 {
         let base = b.len;
-        self.make_room(b, its.len() as u32);
+        let len = its.len();
+        self.make_room(b, len as u32);
         let at = (b.start + b.len) as usize;
-        self.items.get_mut()[at..at + its.len()].copy_from_slice(its);
-        b.len += its.len() as u32;
-        self.objects += its.len();
+        for (e, it) in self.items[at..at + len].iter_mut().zip(its) {
+            *e = it;
+        }
+        b.len += len as u32;
+        self.objects += len;
         base
     }
 
@@ -306,12 +240,13 @@ impl<V: Vector> Lists<V> {
     pub fn swap_remove(&mut self, b: &mut Block, i: usize) -> Option<u32> {
         let last = (b.start + b.len - 1) as usize;
         let at = b.start as usize + i;
-        let items = self.items.get_mut();
+        self.moves += 1;
+        let items = &mut self.items;
         items[at] = items[last];
         items[last] = filler();
         b.len -= 1;
         self.objects -= 1;
-        let moved = (at != last).then(|| self.items.get_mut()[at].slot());
+        let moved = (at != last).then(|| self.items[at].slot());
         if b.len == 0 {
             // An empty list keeps no room: most empty nodes are leaves
             // waiting to be pruned.
@@ -336,13 +271,14 @@ impl<V: Vector> Lists<V> {
     #[inline]
     pub fn untidy(&mut self) -> bool {
         self.abandoned - self.free_room > self.objects / 2 + HEADROOM
-            || self.items.get_mut().capacity() > 3 * self.objects + 2 * HEADROOM
+            || self.items.capacity() > 3 * self.objects + 2 * HEADROOM
     }
 
     /// Starts a rewrite: blocks are then copied one by one with
     /// [`Lists::rewrite_block`] and the rewrite ends with
     /// [`Lists::finish_rewrite`].
     pub fn start_rewrite(&mut self) {
+        self.moves += 1;
         self.spare = Vec::with_capacity(self.objects + self.objects / SLACK);
         self.copied = 0;
     }
@@ -356,8 +292,7 @@ impl<V: Vector> Lists<V> {
             return;
         }
         let start = self.spare.len() as u32;
-        self.spare
-            .extend_from_slice(&self.items.get_mut()[b.range()]);
+        self.spare.extend_from_slice(&self.items[b.range()]);
         self.copied += b.len();
         let cap = b.len + slack(b.len);
         self.spare.resize(start as usize + cap as usize, filler());
@@ -375,13 +310,13 @@ impl<V: Vector> Lists<V> {
             f.clear();
         }
         self.free_room = 0;
-        self.items.get_mut().clear();
-        self.items.get_mut().extend_from_slice(&self.spare);
+        self.items.clear();
+        self.items.extend_from_slice(&self.spare);
         self.abandoned = 0;
         let live = self.objects;
         debug_assert_eq!(live, self.copied, "a rewrite copies every object");
-        if self.items.get_mut().capacity() > 3 * live + 2 * HEADROOM {
-            self.items.get_mut().shrink_to(live + live / 2 + HEADROOM);
+        if self.items.capacity() > 3 * live + 2 * HEADROOM {
+            self.items.shrink_to(live + live / 2 + HEADROOM);
         }
         self.spare = Vec::new();
     }
@@ -392,7 +327,7 @@ impl<V: Vector> Lists<V> {
             f.clear();
         }
         self.free_room = 0;
-        self.items.get_mut().clear();
+        self.items.clear();
         self.abandoned = 0;
         self.objects = 0;
     }
@@ -402,9 +337,9 @@ impl<V: Vector> Lists<V> {
         self.objects
     }
 
-    /// Bytes held (`write` as for [`Lists::read`]).
-    pub fn memory(&self, write: impl FnOnce(&mut [Item<V>])) -> usize {
-        self.read_vec(write).capacity() * size_of::<Item<V>>()
+    /// Bytes held.
+    pub fn memory(&self) -> usize {
+        self.items.capacity() * size_of::<Entry>()
             + self.free.iter().map(Vec::capacity).sum::<usize>() * size_of::<u32>()
     }
 }
@@ -412,32 +347,23 @@ impl<V: Vector> Lists<V> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::geometry::Aabb;
-    use glam::Vec3;
 
-    fn item(slot: u32) -> Item<Vec3> {
-        Item::new(
-            Aabb {
-                min: Vec3::splat(slot as f32),
-                max: Vec3::splat(slot as f32 + 1.0),
-            },
-            slot,
-            false,
-        )
+    fn item(slot: u32) -> Entry {
+        Entry::new(slot, false)
     }
 
     /// A rewrite leaves a large list room for 1/8 more objects, which the
     /// next arrivals take without moving it; a small list gets none.
     #[test]
     fn a_rewrite_leaves_large_lists_slack() {
-        let mut lists = Lists::<Vec3>::default();
+        let mut lists = Lists::default();
         let (mut big, mut small) = (Block::default(), Block::default());
         let (mut at_64, mut at_65) = (Block::default(), Block::default());
         let its: Vec<_> = (0..100).map(item).collect();
-        lists.extend(&mut big, &its);
-        lists.extend(&mut small, &its[..10]);
-        lists.extend(&mut at_64, &its[..64]);
-        lists.extend(&mut at_65, &its[..65]);
+        lists.extend(&mut big, its.iter().copied());
+        lists.extend(&mut small, its[..10].iter().copied());
+        lists.extend(&mut at_64, its[..64].iter().copied());
+        lists.extend(&mut at_65, its[..65].iter().copied());
         lists.start_rewrite();
         for b in [&mut big, &mut small, &mut at_64, &mut at_65] {
             lists.rewrite_block(b);
@@ -448,12 +374,12 @@ mod tests {
         assert_eq!((at_64.len, at_64.cap), (64, 64), "below SMALL: no slack");
         assert_eq!((at_65.len, at_65.cap), (65, 73), "from SMALL: 65 / 8 more");
         assert_eq!(
-            lists.as_is().len(),
+            lists.entries().len(),
             112 + 10 + 64 + 73,
             "the array is the blocks"
         );
-        let slots = |b: Block, lists: &mut Lists<Vec3>| {
-            lists.as_is()[b.range()]
+        let slots = |b: Block, lists: &mut Lists| {
+            lists.entries()[b.range()]
                 .iter()
                 .map(|it| it.slot())
                 .collect::<Vec<_>>()
@@ -464,7 +390,7 @@ mod tests {
             "the objects, in order"
         );
         assert!(
-            lists.as_is()[big.range().end..(big.start + big.cap) as usize]
+            lists.entries()[big.range().end..(big.start + big.cap) as usize]
                 .iter()
                 .all(|it| it.is_room()),
             "the slack holds fillers"

@@ -186,6 +186,20 @@ impl<D: Default> Cached<D> {
         }
     }
 
+    /// The data as it is, up to date or not (`None` before its first
+    /// use), without a lock: `&mut self` excludes every other user.
+    #[inline]
+    pub fn current(&mut self) -> Option<&D> {
+        match self.fresh.get() {
+            Some(d) => Some(d),
+            None => self
+                .stale
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref(),
+        }
+    }
+
     /// Whether the data is up to date.
     #[inline]
     pub fn is_fresh(&self) -> bool {
@@ -298,8 +312,8 @@ pub(crate) struct Core<V: Vector, T, N> {
     pub store: Store<Object<V, T>>,
     pub nodes: Vec<N>,
     /// Every node's objects, in one array (see [`Lists`]).
-    pub lists: Lists<V>,
-    /// The moves in place whose list entries' boxes are not written yet.
+    pub lists: Lists,
+    /// The moves in place that the query boxes have not taken in yet.
     pub moved: Moved,
     pub free_nodes: Vec<u32>,
     /// The root node, `NONE` for a tree not built yet.
@@ -339,6 +353,12 @@ pub(crate) struct Core<V: Vector, T, N> {
     pub found: Spare<Found>,
     /// The tables of `update_many`, kept between batches.
     pub batch: Batch<V>,
+    /// While [`build_pending`] runs a bulk build into a tree with no
+    /// object (which has every box in hand): the list entries with their
+    /// boxes, at the places they were given as they were filed, handed to
+    /// the build step that follows ([`Core::settle`]) where no entry moved
+    /// since ([`Lists::moves`]). `None` otherwise: the lists hold no box.
+    pub built: Option<Vec<crate::index::Item<V>>>,
     /// The slot after that of the last object moved by `update`: a move
     /// of this slot continues a run in slot order, and prefetches for the
     /// moves after it ([`Core::prefetch_ahead`]).
@@ -367,6 +387,7 @@ impl<V: Vector, T, N: TreeNode<V>> Default for Core<V, T, N> {
             grid_work: Spare::default(),
             found: Spare::default(),
             batch: Batch::default(),
+            built: None,
             next_move: NONE,
         }
     }
@@ -402,16 +423,44 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     /// `survey`, where given, is that of every object in the lists (from
     /// [`build_pending`]): a new sort of the grid starts from it instead
     /// of reading every entry for it.
-    pub fn settle(&mut self, survey: Option<grid::Survey>) {
-        let items = entries(&self.lists, &self.moved, &self.store, &self.nodes);
+    /// `built`, where given, is every list entry with its box, from
+    /// [`build_pending`].
+    pub fn settle(
+        &mut self,
+        survey: Option<grid::Survey>,
+        built: Option<Vec<crate::index::Item<V>>>,
+    ) {
+        // Every entry with its box, in one pass over the store (at random,
+        // asked for ahead), for the query boxes and a new sort of the grid
+        // to read in order (the sort makes several passes; measured at a
+        // million objects' bulk build, reading the store in each took
+        // twice as long). Freed at the end: between build steps the
+        // lists hold no box.
+        let mut items = built.unwrap_or_default();
+        let n = self.lists.entries().len();
+        if items.len() <= n && !items.is_empty() {
+            items.resize(n, crate::index::Item::room());
+            debug_assert!(
+                items
+                    .iter()
+                    .zip(self.entries_with_boxes())
+                    .all(|(a, b)| (a.tag(), a.aabb) == (b.tag(), b.aabb)),
+                "the bulk build's boxes are the entries'"
+            );
+        } else if !(self.sub.is_fresh() && self.grid.is_fresh()) {
+            items = self.entries_with_boxes();
+        } else {
+            items = Vec::new();
+        }
         let (nodes, root) = (&self.nodes, self.root);
         let (moved, store) = (&self.moved, &self.store);
         self.sub.settle(|s| {
             moved.mark_into(s, store);
-            s.refresh(nodes, items, root);
+            s.refresh(nodes, &items[..], root);
         });
         let follow = follow(&self.store, &self.pending);
-        self.grid.settle(|g| g.build_par(|| items, &follow, survey));
+        self.grid
+            .settle(|g| g.build_par(|| &items[..], &follow, survey));
         self.grid_for_queries = true;
     }
 
@@ -459,11 +508,21 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
 
     /// The list entry of the object of `slot`, where it is filed.
     #[inline]
-    fn entry_of(&mut self, slot: u32) -> Option<&crate::index::Item<V>> {
+    fn entry_of(&self, slot: u32) -> Option<&crate::index::Entry> {
         let place = self.store.get_slot(slot)?;
         let node = self.nodes.get(place.node as usize)?;
         let at = node.block().start.wrapping_add(place.pos) as usize;
-        self.lists.as_is().get(at)
+        self.lists.entries().get(at)
+    }
+
+    /// The objects filed in the tree, in list order (the tree's), with
+    /// their boxes from the store: what a new sort of the grid reads.
+    #[inline]
+    pub fn filed(&self) -> Filed<'_, V, T> {
+        Filed {
+            entries: self.lists.entries(),
+            store: &self.store,
+        }
     }
 
     /// What the grid's build needs to follow the objects where they
@@ -495,28 +554,18 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     /// of it a little later; nothing where the slot holds no filed
     /// object.
     #[inline]
-    pub fn prefetch_place(&mut self, slot: u32) {
+    pub fn prefetch_place(&self, slot: u32) {
         self.prefetch_node_of(slot);
         if let Some(it) = self.entry_of(slot) {
             prefetch(it);
         }
     }
 
-    /// The objects filed in node `n`, their boxes written (see
-    /// [`Moved`]).
+    /// The entries of the objects filed in node `n` (their boxes:
+    /// [`Core::box_of`]).
     #[inline]
-    pub fn items(&self, n: u32) -> &[crate::index::Item<V>] {
-        &self.entries()[self.nodes[n as usize].block().range()]
-    }
-
-    /// The objects filed in node `n` as the list holds them, for a
-    /// change: their slots and places are current, but the box of an
-    /// object moved in place may be late (see [`Moved`]); take it from
-    /// the store ([`Core::box_of`]).
-    #[inline]
-    pub fn items_as_is(&mut self, n: u32) -> &[crate::index::Item<V>] {
-        let b = self.nodes[n as usize].block();
-        &self.lists.as_is()[b.range()]
+    pub fn items(&self, n: u32) -> &[crate::index::Entry] {
+        &self.lists.entries()[self.nodes[n as usize].block().range()]
     }
 
     /// The box of the object in `slot` now (from its shape).
@@ -525,15 +574,47 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         self.store.obj(slot).aabb()
     }
 
-    /// Every list entry, their boxes written (see [`Moved`]).
+    /// Every list entry (the blocks and the room between them).
     #[inline]
-    pub fn entries(&self) -> &[crate::index::Item<V>] {
-        entries(&self.lists, &self.moved, &self.store, &self.nodes)
+    pub fn entries(&self) -> &[crate::index::Entry] {
+        self.lists.entries()
     }
 
-    /// Records a move that left the object of `slot` in its node: its
-    /// list entry's box is written by the next reader of the lists (see
-    /// [`Moved`]).
+    /// Every list entry with its object's box (room as room): the store
+    /// read in order, each box written at its entry's place (writes at
+    /// random do not wait as reads do).
+    fn entries_with_boxes(&self) -> Vec<crate::index::Item<V>> {
+        let mut items = vec![crate::index::Item::room(); self.lists.entries().len()];
+        for (slot, s) in self.store.slots().iter().enumerate() {
+            if let Some(o) = s.get()
+                && let Some(node) = self.nodes.get(s.node as usize)
+            {
+                let at = node.block().start as usize + s.pos as usize;
+                items[at] = crate::index::Item::new(o.aabb(), slot as u32, o.is_static);
+            }
+        }
+        items
+    }
+
+    /// Every object filed in the tree, with its box (for `validate`).
+    pub fn filed_items(&self) -> Vec<crate::index::Item<V>> {
+        self.entries()
+            .iter()
+            .filter(|e| !e.is_room())
+            .map(|&e| self.item(e))
+            .collect()
+    }
+
+    /// The entry with its object's box, from the store (the entry must be
+    /// an object's, not room).
+    #[inline]
+    pub fn item(&self, e: crate::index::Entry) -> crate::index::Item<V> {
+        e.with_box(self.box_of(e.slot()))
+    }
+
+    /// Records a move that left the object of `slot` in its node: the
+    /// query boxes take its node in when they are next brought up to date
+    /// (see [`Moved`]).
     #[inline]
     pub fn moved_in_place(&mut self, slot: u32) {
         self.moved_in_place_many(1, core::iter::once(slot));
@@ -562,28 +643,28 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         self.lists.objects() / MOVED_PART + MOVED_LISTED
     }
 
-    /// Before a move in place is recorded: where the boxes were written
-    /// since the last one, the query boxes take the last record's marks
-    /// (if they have not) and a new record starts; and the grid is out of
-    /// date (a refit may have brought it up to date since the last move).
+    /// Before a move in place is recorded: where the query boxes took the
+    /// record's marks in since the last one (they were brought up to
+    /// date), they are out of date from now on and a new record starts;
+    /// and the grid is out of date (a refit may have brought it up to
+    /// date since the last move).
     #[inline]
     fn start_record(&mut self) {
-        if self.lists.boxes_written() {
-            let sub = self.sub.edit();
-            self.moved.mark_into(sub, &self.store);
+        let record = self.moved.record;
+        if self.sub.current().is_some_and(|s| s.absorbed == record) {
+            self.sub.edit();
             self.moved.slots.clear();
             self.moved.all = false;
             self.moved.record += 1;
-            self.lists.boxes_late();
         }
         self.grid_changed();
     }
 
-    /// The objects filed in node `n`, mutably (their boxes; a change to
+    /// The entries of the objects filed in node `n`, mutably (a change to
     /// the list must mark the node).
     #[cfg(test)]
     #[inline]
-    pub fn items_mut(&mut self, n: u32) -> &mut [crate::index::Item<V>] {
+    pub fn items_mut(&mut self, n: u32) -> &mut [crate::index::Entry] {
         let b = self.nodes[n as usize].block();
         self.lists.get_mut(b)
     }
@@ -601,7 +682,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
             store: &self.store,
             sub: self.sub.get(|s| {
                 self.moved.mark_into(s, &self.store);
-                s.refresh(nodes, items, root);
+                s.refresh(nodes, &self.filed(), root);
             }),
             pending: &self.pending,
             grid: self.query_grid(),
@@ -693,9 +774,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
                 * size_of::<u32>()
             + self.idle.memory()
             + self.sub.with_current(SubBounds::memory_bytes)
-            + self
-                .lists
-                .memory(|items| self.moved.write(items, &self.store, &self.nodes))
+            + self.lists.memory()
             + self.grid.with_current(grid::Grid::memory)
             + self.grid_work.with(|w| w.map_or(0, grid::Work::memory))
             + self.found.with(|f| f.map_or(0, Found::memory))
@@ -1208,9 +1287,8 @@ where
     if core.root == NONE {
         return;
     }
-    let g = core
-        .grid
-        .get(|g| g.build(|| core.entries(), &core.follow()));
+    let filed = core.filed();
+    let g = core.grid.get(|g| g.build(|| &filed, &core.follow()));
     if g.is_built() {
         counters.grid_searches += 1;
         let mut work = core.grid_work.take();
@@ -1234,9 +1312,8 @@ where
     {
         let core = s.core();
         if core.root != NONE {
-            let g = core
-                .grid
-                .get(|g| g.build_shared(|| core.entries_shared(), &core.follow()));
+            let filed = core.filed();
+            let g = core.grid.get(|g| g.build_shared(|| &filed, &core.follow()));
             if g.is_built() {
                 let mut work = core.grid_work.take();
                 g.plan(rayon::current_num_threads() * 8, &mut work);
@@ -1269,9 +1346,9 @@ const KEPT_QUEUE: usize = 4096;
 /// Returns, where the tree held nothing before and its first root was made
 /// from a survey of the queued objects, that survey as the grid's build
 /// would make it (see [`Core::settle`]).
-pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) -> Option<grid::Survey> {
+pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) -> Pending<V> {
     if s.core().pending.is_empty() {
-        return None;
+        return (None, None);
     }
     let mut survey = None;
     if s.core().root == NONE {
@@ -1284,7 +1361,15 @@ pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) -> Option<
     // Room for the batch at once (a bulk build fills the lists in one go,
     // and growth by doubling would leave up to half the array unused).
     s.core_mut().lists.reserve(pending.len());
+    // Into a tree with no object filed, a bulk build files every object
+    // with its box in hand: kept for the build step (`Core::built`).
+    let empty = s.core().lists.objects() == 0;
+    s.core_mut().built = empty.then(|| Vec::with_capacity(pending.len()));
+    let moves = s.core().lists.moves;
     let fresh = s.build_fresh(&pending);
+    if !fresh {
+        s.core_mut().built = None;
+    }
     if !fresh {
         for &slot in &pending {
             s.file_queued(slot);
@@ -1301,11 +1386,19 @@ pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) -> Option<
     core.queued = Some(PendingSurvey::EMPTY);
     if fresh {
         core.pending
-            .shrink_to(KEPT_QUEUE.max(core.lists.as_is().len() / 8));
+            .shrink_to(KEPT_QUEUE.max(core.lists.entries().len() / 8));
     }
     core.tidy();
-    survey.and_then(|s| s.for_grid())
+    // Kept only where no entry moved since it was given its place.
+    let built = core.built.take().filter(|_| core.lists.moves == moves);
+    (survey.and_then(|s| s.for_grid()), built)
 }
+
+/// What [`build_pending`] hands the build step ([`Core::settle`]): the
+/// survey of every object in the lists, where it made the first root,
+/// and every list entry with its box, where a bulk build into an empty
+/// tree filed them.
+pub(crate) type Pending<V> = (Option<grid::Survey>, Option<Vec<crate::index::Item<V>>>);
 
 /// The [`Family`] methods every family writes as inherent methods of the
 /// same names and signatures (in its `insert.rs`, `update.rs` and
@@ -1427,9 +1520,62 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
 /// to 30k objects 3-13% slower with them, no structure faster). Every
 /// move prefetches in the unit tests, so that Miri runs it.
 #[cfg(not(test))]
-const PREFETCH_FROM: usize = 32_768;
+pub(crate) const PREFETCH_FROM: usize = 32_768;
 #[cfg(test)]
-const PREFETCH_FROM: usize = 1;
+pub(crate) const PREFETCH_FROM: usize = 1;
+
+/// The objects filed in the tree, as a new sort of the grid reads them:
+/// position `i` is list entry `i` (room: none), its box from its shape in
+/// the store. In the lists' order, the tree's, so that the sort's counts
+/// and scatter, by cell, go through memory in order of space (in slot
+/// order, at random: measured, the grid's sort of a million objects'
+/// bulk build took 2.5 times as long). It reads each object's shape and
+/// static flag, never its value.
+pub(crate) struct Filed<'a, V: Vector, T> {
+    entries: &'a [crate::index::Entry],
+    store: &'a Store<Object<V, T>>,
+}
+
+// SAFETY: a `Filed` gives its threads only `Source::at` and
+// `Source::prefetch`, which read the list entries (`u32`s) and each
+// entry's object's `shape` and `is_static` in the store: plain data
+// (`Copy`, of a `Vector` type, which is `Sync`). They never read, write,
+// clone, drop or hand out the object's value `T`, the one part of the
+// store that may not be `Sync`, and a shared reference to the slot
+// (which they make on the way) is no access to it. So threads sharing a
+// `Filed` share only `Sync` data, as if the store held no `T`. (In
+// practice only the parallel pair search's sort shares one between
+// threads, and its `T` is `Sync`; the one-thread pair search's sort,
+// for any `T`, needs the bound to compile.) Measured reason: without it
+// that sort would need every box copied (24 bytes an object more in 3D,
+// kept between frames, or an allocation every few frames). The kernel's
+// tests read one from two threads with a value that is not `Sync`,
+// under Miri in CI.
+unsafe impl<V: Vector, T> Sync for Filed<'_, V, T> {}
+
+impl<V: Vector, T> grid::Source<V> for Filed<'_, V, T> {
+    #[inline]
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+    #[inline]
+    fn at(&self, i: usize) -> Option<crate::index::Item<V>> {
+        let e = self.entries[i];
+        (!e.is_room()).then(|| e.with_box(self.store.obj(e.slot()).aabb()))
+    }
+    #[inline]
+    fn prefetch(&self, i: usize) {
+        if let Some(e) = self.entries.get(i)
+            && !e.is_room()
+        {
+            self.store.prefetch_slot(e.slot());
+        }
+    }
+    #[inline]
+    fn ahead(&self, i: usize) {
+        self.prefetch(i);
+    }
+}
 
 /// [`Core::follow`] on the store alone (for a build that holds the lists
 /// at the same time).
@@ -1441,8 +1587,7 @@ fn follow<'a, V: Vector, T>(
     grid::Follow {
         epoch: store.epoch(),
         filed: store.len() - pending.len(),
-        // The shape, whose box the lists hold (a list entry's box is
-        // always its object's, `validate` checks it).
+        // The shape, whose box the grid follows.
         locate: move |slot| {
             let s = store.get_slot(slot)?;
             let o = s.get().filter(|_| s.node != NONE)?;
@@ -1452,28 +1597,25 @@ fn follow<'a, V: Vector, T>(
     }
 }
 
-/// The moves in place whose list entries' boxes are not written yet.
+/// The moves in place that the query boxes have not taken in yet.
 ///
 /// A move that leaves its object in its node (nearly every move of a
 /// frame) writes the new shape into the store and records the slot
-/// here; it neither writes the object's list entry nor marks its node for
-/// the query boxes, both at random in memory when the objects are moved
-/// in the order they were made (measured with the `frames` example,
-/// loose octree, a million objects: the moves took 79-80 ns an object
-/// with the write and the mark, 63-65 without either). The next reader of
-/// the lists ([`Core::entries`]: the queries that walk the tree, a new
-/// sort of the grid, `validate`) writes the boxes first, from the store,
-/// once; the query boxes mark the record's nodes when they are next
-/// brought up to date, or take its marks when the next record starts.
-/// The pair search's refit reads the store and needs neither, so a frame
-/// of moves and pairs writes no entry and marks no node. Changes that
-/// read an entry's box take it from the store ([`Core::box_of`]).
+/// here; it does not mark its node for the query boxes, at random in
+/// memory when the objects are moved in the order they were made
+/// (measured with the `frames` example, loose octree, a million objects:
+/// the moves took 79-80 ns an object with the write of the list entry
+/// and the mark, 63-65 without either; list entries hold no box now).
+/// The query boxes mark the record's nodes when they are next brought up
+/// to date, and the next move after that starts a new record. The pair
+/// search's refit reads the store and needs neither, so a frame of moves
+/// and pairs marks no node.
 pub(crate) struct Moved {
     /// Their slots (one may come more than once; a slot whose object has
     /// gone since, or is queued, is skipped).
     slots: Vec<u32>,
     /// Set once they are more than one object in [`MOVED_PART`]: every
-    /// entry's box is written then, and every query box recomputed.
+    /// query box is recomputed then.
     all: bool,
     /// The record's number: the query boxes note the last one whose
     /// nodes they marked ([`SubBounds::absorbed`]).
@@ -1492,15 +1634,11 @@ impl Default for Moved {
     }
 }
 
-/// From `objects / MOVED_PART + MOVED_LISTED` moves on, every entry is
-/// written instead of the listed ones (one pass over the array in order,
-/// rather than that many entries at random).
+/// From `objects / MOVED_PART + MOVED_LISTED` moves on, every query box
+/// is recomputed instead of the listed ones' nodes (one pass over the
+/// tree in order, rather than that many nodes at random).
 const MOVED_PART: usize = 8;
 const MOVED_LISTED: usize = 64;
-
-/// How many entries ahead the writing of every box asks for an object's
-/// slot in the store.
-const WRITE_AHEAD: usize = 16;
 
 impl Moved {
     /// Marks the record's nodes in the query boxes `s`, unless they have
@@ -1543,85 +1681,6 @@ impl Moved {
         }
         late
     }
-
-    /// Writes the boxes of the entries moved in place, from the store.
-    fn write<V: Vector, T, N: TreeNode<V>>(
-        &self,
-        items: &mut [crate::index::Item<V>],
-        store: &Store<Object<V, T>>,
-        nodes: &[N],
-    ) {
-        if self.all {
-            write_every_box(items, store);
-            return;
-        }
-        for &slot in &self.slots {
-            let Some(s) = store.get_slot(slot) else {
-                continue;
-            };
-            let (Some(o), Some(node)) = (s.get(), nodes.get(s.node as usize)) else {
-                continue;
-            };
-            if let Some(it) = items.get_mut(node.block().start as usize + s.pos as usize) {
-                it.aabb = o.aabb();
-            }
-        }
-    }
-}
-
-/// Writes every entry's box from the store (`Moved::write` of a record
-/// that says every entry is late).
-fn write_every_box<V: Vector, T>(items: &mut [crate::index::Item<V>], store: &Store<Object<V, T>>) {
-    for i in 0..items.len() {
-        if let Some(ahead) = items.get(i + WRITE_AHEAD) {
-            store.prefetch_slot(ahead.slot());
-        }
-        let it = &mut items[i];
-        if !it.is_room() {
-            it.aabb = store.obj(it.slot()).aabb();
-        }
-    }
-}
-
-/// Entries from which [`Core::entries_shared`] writes every box on
-/// rayon's threads, each task half as many (built for fuzzing, a few, so
-/// that the fuzzer runs it).
-#[cfg(all(feature = "rayon", not(fuzzing)))]
-const PAR_WRITE: usize = 1 << 14;
-#[cfg(all(feature = "rayon", fuzzing))]
-const PAR_WRITE: usize = 16;
-
-#[cfg(feature = "rayon")]
-impl<V: Vector, T: Sync, N: TreeNode<V>> Core<V, T, N> {
-    /// [`Core::entries`], every box written on rayon's threads where the
-    /// record says every entry is late (for the parallel pair search,
-    /// whose new sort of the grid reads them: at a million objects, the
-    /// write on one thread took 13 ms, a sixth of the search on two).
-    pub fn entries_shared(&self) -> &[crate::index::Item<V>] {
-        let (moved, store, nodes) = (&self.moved, &self.store, &self.nodes);
-        self.lists.read(|items| {
-            if moved.all && items.len() >= PAR_WRITE {
-                use rayon::prelude::*;
-                items
-                    .par_chunks_mut(PAR_WRITE / 2)
-                    .for_each(|chunk| write_every_box(chunk, store));
-            } else {
-                moved.write(items, store, nodes);
-            }
-        })
-    }
-}
-
-/// [`Core::entries`] on the fields it reads (for callers that hold
-/// others mutably).
-#[inline]
-fn entries<'a, V: Vector, T, N: TreeNode<V>>(
-    lists: &'a Lists<V>,
-    moved: &Moved,
-    store: &Store<Object<V, T>>,
-    nodes: &[N],
-) -> &'a [crate::index::Item<V>] {
-    lists.read(|items| moved.write(items, store, nodes))
 }
 
 /// Asks the processor to bring `x`'s cache lines near: every line the
@@ -1801,8 +1860,8 @@ macro_rules! impl_spatial_index {
             }
 
             fn flush(&mut self) {
-                let survey = $crate::kernel::build_pending(self);
-                $crate::kernel::Family::core_mut(self).settle(survey);
+                let (survey, built) = $crate::kernel::build_pending(self);
+                $crate::kernel::Family::core_mut(self).settle(survey, built);
             }
 
             fn end_frame(&mut self) {
@@ -1972,12 +2031,14 @@ macro_rules! impl_spatial_index {
                 core.sub
                     .with_current(|s| {
                         let late = core.moved.unmarked(s, &core.store, core.nodes.len());
-                        s.check(&core.nodes, core.entries(), core.root, |n| late[n as usize])
+                        s.check(&core.nodes, core.entries(), core.root, &core.store, |n| {
+                            late[n as usize]
+                        })
                     })
                     .map_err($crate::ValidationError)?;
                 core.grid
                     .peek()
-                    .map_or(Ok(()), |g| g.check(core.entries()))
+                    .map_or(Ok(()), |g| g.check(&core.filed_items()))
                     .map_err($crate::ValidationError)
             }
         }
@@ -2161,6 +2222,66 @@ mod tests {
     /// with points, huge and tiny objects, sides at powers of two and
     /// objects far from the origin; the grid's sort takes it (`settle`,
     /// whose debug build checks it again). A later build hands none.
+    /// The grid's source of filed objects is read from two threads at
+    /// once, the objects' values not `Sync` (a `Cell`, set meanwhile on
+    /// this thread through the index): both read every filed object's box
+    /// and flag, the queued one not. (Run under Miri in CI, for the
+    /// `unsafe impl Sync` of [`super::Filed`].)
+    #[test]
+    fn the_filed_objects_are_read_from_several_threads() {
+        use super::grid::{Source, Survey};
+        use std::cell::Cell;
+        let mut t = crate::LooseOctree::<Cell<u32>>::new();
+        let mut handles = Vec::new();
+        for i in 0..12u32 {
+            let c = Vec3::new(i as f32 * 3.0, (i % 3) as f32, 0.0);
+            let d = ObjectDesc::new(Shape::sphere(c, 1.0), Cell::new(i)).with_static(i % 4 == 0);
+            handles.push(t.insert(d).expect("valid"));
+        }
+        t.flush();
+        let queued = t
+            .insert(ObjectDesc::new(
+                Shape::sphere(Vec3::ONE, 1.0),
+                Cell::new(99),
+            ))
+            .expect("valid");
+        let core = super::Family::core(&t);
+        let filed = core.filed();
+        let read = || {
+            let items: Vec<_> = (0..filed.len()).filter_map(|i| filed.at(i)).collect();
+            (items, Survey::of(&filed, 0..filed.len()))
+        };
+        let (a, b) = std::thread::scope(|s| {
+            let a = s.spawn(read);
+            let b = s.spawn(read);
+            for &h in &handles {
+                let v = &t.get(h).expect("live").value;
+                v.set(v.get() + 100);
+            }
+            (a.join().expect("reader"), b.join().expect("reader"))
+        });
+        assert_eq!(a.1, b.1, "the same survey");
+        assert_eq!(
+            a.0.len(),
+            handles.len(),
+            "every filed object, not the queued one"
+        );
+        for (it, jt) in a.0.iter().zip(&b.0) {
+            assert_eq!(
+                (it.slot(), it.is_static(), it.aabb),
+                (jt.slot(), jt.is_static(), jt.aabb)
+            );
+            let o = core.store.obj(it.slot());
+            assert_eq!((it.aabb, it.is_static()), (o.aabb(), o.is_static));
+        }
+        assert!(a.0.iter().all(|it| it.slot() != queued.index()));
+        assert!(
+            handles
+                .iter()
+                .all(|&h| t.get(h).expect("live").value.get() >= 100)
+        );
+    }
+
     #[test]
     // No `unsafe` of its own (the grid's is run under Miri by its own
     // tests): left out of CI's Miri run, which it would slow by 15 s.
@@ -2186,9 +2307,21 @@ mod tests {
             let mut brute = BruteForce::<Vec3, u32>::new();
             brute.insert_many(descs.clone()).expect("valid objects");
             t.insert_many(descs).expect("valid objects");
-            let survey = build_pending(&mut t).expect("a first build's survey");
-            assert_eq!(survey, Survey::of(Family::core(&t).entries()));
-            Family::core_mut(&mut t).settle(Some(survey));
+            let (survey, built) = build_pending(&mut t);
+            let survey = survey.expect("a first build's survey");
+            let filed = Family::core(&t).filed();
+            assert_eq!(
+                survey,
+                Survey::of(&filed, 0..crate::kernel::grid::Source::len(&filed))
+            );
+            // The bulk build's boxes, every entry's (`settle` checks them
+            // in debug builds).
+            let built = built.expect("a bulk build into an empty tree keeps its boxes");
+            assert_eq!(
+                built.iter().filter(|it| !it.is_room()).count(),
+                Family::core(&t).filed_items().len()
+            );
+            Family::core_mut(&mut t).settle(Some(survey), Some(built));
             t.validate().expect("valid");
             // The pairs of the grid sorted from it are the brute force's.
             fn values<I: SpatialIndex<Vec3, u32>>(t: &I) -> Vec<(u32, u32)> {
@@ -2201,7 +2334,9 @@ mod tests {
             assert_eq!(values(&t), values(&brute));
             t.insert(ObjectDesc::new(Shape::sphere(Vec3::ONE, 1.0), 99))
                 .expect("valid");
-            assert_eq!(build_pending(&mut t), None, "a later build");
+            let (survey, built) = build_pending(&mut t);
+            assert_eq!(survey, None, "a later build");
+            assert!(built.is_none(), "into a tree with objects: no boxes kept");
         }
         check(Orthtree::<Vec3, u32>::new());
         check(LooseOrthtree::<Vec3, u32>::new());
@@ -2351,14 +2486,13 @@ mod tests {
         }
     }
 
-    /// Moves that leave their objects in their nodes write no list entry
-    /// ([`super::Moved`]): the first reader writes the boxes, whether a
-    /// few moves were listed or so many that every entry is written, and
-    /// readers on several threads at once, right after the moves, find
-    /// what the brute force finds. The changes that read entries' boxes
-    /// (a leaf's split, here by the octree's leaf capacity) take them
-    /// from the store. (Run under Miri in CI, for the `unsafe` of the
-    /// lists' one write behind a shared reference.)
+    /// Moves that leave their objects in their nodes mark no node for
+    /// the query boxes ([`super::Moved`]): the first reader brings them up
+    /// to date, whether a few moves were listed or so many that every box
+    /// is recomputed, and readers on several threads at once, right after
+    /// the moves, find what the brute force finds. The changes that read
+    /// the boxes of a node's objects (a leaf's split, here by the octree's
+    /// leaf capacity) take them from the store. (Run under Miri in CI.)
     fn moves_in_place_then_readers<S>(mut index: S)
     where
         S: SpatialIndex<Vec3, u32> + super::Family<Vec3, u32> + Sync,
@@ -2391,7 +2525,7 @@ mod tests {
         let found = |t: &dyn Fn(&Aabb<Vec3>) -> Vec<u32>| regions.iter().map(t).collect::<Vec<_>>();
         // Frame 1: a few moves (listed); frame 2: every object six times
         // (far more than an eighth of them, and than the 64 listed at
-        // least: every entry is written).
+        // least: every query box is recomputed).
         for (frame, rounds, few) in [(1u32, 1u32, true), (2, 6, false)] {
             for round in 0..rounds {
                 for (i, &(h, b)) in handles.iter().enumerate() {
@@ -2404,7 +2538,10 @@ mod tests {
                 }
             }
             let core = super::Family::core_mut(&mut index);
-            assert!(!core.lists.boxes_written(), "frame {frame}: written late");
+            assert!(
+                !core.sub.is_fresh(),
+                "frame {frame}: query boxes left to the readers"
+            );
             assert_eq!(core.moved.all, !few, "frame {frame}");
             let want = found(&|q| {
                 let mut out = Vec::new();
@@ -2433,12 +2570,12 @@ mod tests {
                     });
                 }
             });
-            index.validate().expect("every entry's box its object's");
+            index.validate().expect("valid after the readers");
         }
-        // Late boxes, then half the objects crowd into one spot: the
+        // Moves in place, then half the objects crowd into one spot: the
         // nodes they enter split (the octree's leaves at a second object,
         // the BSP's and the capped loose tree's past their capacity),
-        // reading their entries' boxes from the store.
+        // reading their objects' boxes from the store.
         for (i, &(h, b)) in handles.iter().enumerate() {
             let s = Shape::sphere(at(i as u32, 4), 0.6);
             index.update(h, s).expect("inside");
@@ -2467,7 +2604,7 @@ mod tests {
     }
 
     #[test]
-    fn moves_in_place_are_written_for_the_readers() {
+    fn moves_in_place_are_taken_in_by_the_readers() {
         moves_in_place_then_readers(Orthtree::<Vec3, u32>::new());
         moves_in_place_then_readers(LooseOrthtree::<Vec3, u32>::new());
         moves_in_place_then_readers(

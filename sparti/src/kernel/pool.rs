@@ -12,7 +12,7 @@
 
 use super::Core;
 use crate::geometry::{Aabb, Vector};
-use crate::index::Item;
+use crate::index::{Entry, Item};
 use crate::store::NONE;
 use crate::traverse::TreeNode;
 
@@ -205,11 +205,30 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
     /// position in `place` (by slot): the bulk builds' filing, whose
     /// caller writes `place` to the store.
     pub fn file_all(&mut self, n: u32, its: &[Item<V>], place: &mut [(u32, u32)]) {
-        let block = self.nodes[n as usize].pool().items;
-        let base = self.lists.extend(block, its);
+        let base = self.file_items(n, its);
         for (i, it) in its.iter().enumerate() {
             place[it.slot() as usize] = (n, base + i as u32);
         }
+    }
+
+    /// Appends objects to node `n`'s list (the caller writes their places
+    /// to the store), returning the position of the first; where a bulk
+    /// build keeps the entries' boxes for the build step
+    /// ([`Core::built`]), writes them there at the same places.
+    pub fn file_items(&mut self, n: u32, its: &[Item<V>]) -> u32 {
+        let block = self.nodes[n as usize].pool().items;
+        let base = self.lists.extend(
+            block,
+            its.iter().map(|it| Entry::new(it.slot(), it.is_static())),
+        );
+        if let Some(built) = &mut self.built {
+            let at = (block.start + base) as usize;
+            if built.len() < at + its.len() {
+                built.resize(at + its.len(), Item::room());
+            }
+            built[at..at + its.len()].copy_from_slice(its);
+        }
+        base
     }
 
     /// Rewrites the object lists in depth-first order of the tree when
@@ -292,7 +311,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
             visit(&mut self.nodes[n as usize]);
             let mut i = 0;
             while i < self.nodes[n as usize].block().len() {
-                let it = self.items_as_is(n)[i];
+                let it = self.items(n)[i];
                 if lift(&self.box_of(it.slot())) {
                     self.unfile_at(n, i);
                     lifted.push((n, it.slot()));
@@ -308,19 +327,25 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
         }
         let root = self.root;
         for &(n, slot) in lifted.iter() {
-            let aabb = self.store.obj(slot).aabb();
-            self.file(root, slot, aabb);
+            self.file(root, slot);
             self.note_if_empty(n);
         }
         lifted.clear();
     }
 
     /// Adds an object to node `n`'s list.
-    pub fn file(&mut self, n: u32, slot: u32, aabb: Aabb<V>) {
+    pub fn file(&mut self, n: u32, slot: u32) {
         self.mark_node(n);
         let is_static = self.store.obj(slot).is_static;
         let block = self.nodes[n as usize].pool().items;
-        let pos = self.lists.push(block, Item::new(aabb, slot, is_static));
+        let pos = self.lists.push(block, Entry::new(slot, is_static));
+        if let Some(built) = &mut self.built {
+            let at = (block.start + pos) as usize;
+            if built.len() <= at {
+                built.resize(at + 1, Item::room());
+            }
+            built[at] = Item::new(self.store.obj(slot).aabb(), slot, is_static);
+        }
         let s = self.store.slot_mut(slot);
         s.node = n;
         s.pos = pos;

@@ -26,7 +26,7 @@
 
 use super::{Family, PairTasks, Spare};
 use crate::geometry::{Aabb, Vector};
-use crate::index::{Item, report_pair};
+use crate::index::{Entry, Item, report_pair};
 use crate::store::{NONE, Store};
 use crate::traverse::TreeNode;
 use crate::{Counters, Handle, LayerMatrix, Object};
@@ -127,6 +127,8 @@ pub(crate) struct Work<V: Vector> {
     cands: Vec<Item<V>>,
     /// A crowded node's objects, sorted for the sweep.
     sorted: Vec<Item<V>>,
+    /// The node's objects with their boxes (read from the store).
+    own: Vec<Item<V>>,
 }
 
 /// The pair search's buffers, kept by the tree between searches.
@@ -144,7 +146,8 @@ impl<V: Vector> PairScratch<V> {
         p.tasks.capacity() * size_of::<Task>()
             + p.stack.capacity() * size_of::<(u32, u32, u32, u32)>()
             + w.stack.capacity() * size_of::<(u32, u32, u32)>()
-            + (p.cands.capacity() + w.cands.capacity() + w.sorted.capacity()) * size_of::<Item<V>>()
+            + (p.cands.capacity() + w.cands.capacity() + w.sorted.capacity() + w.own.capacity())
+                * size_of::<Item<V>>()
     }
 }
 
@@ -152,9 +155,10 @@ impl<V: Vector> PairScratch<V> {
 /// descent of the top levels that files, per node, its own objects' task,
 /// and hands each subtree below the planning depth over whole. Counts the
 /// planned nodes' visits and bound tests, as the search would.
-fn plan<V: Vector, N: TightNode<V>>(
+fn plan<V: Vector, T, N: TightNode<V>>(
     nodes: &[N],
-    lists: &[Item<V>],
+    lists: &[Entry],
+    store: &Store<Object<V, T>>,
     root: u32,
     plan: &mut Plan<V>,
     counters: &mut Counters,
@@ -191,7 +195,7 @@ fn plan<V: Vector, N: TightNode<V>>(
             });
         }
         if node.has_children() {
-            cands.extend_from_slice(items);
+            cands.extend(items.iter().map(|&e| with_box(store, e)));
             let end = cands.len() as u32;
             for &c in node.children() {
                 if c == NONE {
@@ -215,7 +219,7 @@ fn plan<V: Vector, N: TightNode<V>>(
 pub(crate) struct Job<'a, V: Vector, T, N> {
     nodes: &'a [N],
     /// The nodes' object lists.
-    lists: &'a [Item<V>],
+    lists: &'a [Entry],
     plan: &'a Plan<V>,
     store: &'a Store<Object<V, T>>,
     matrix: &'a LayerMatrix,
@@ -234,6 +238,7 @@ impl<V: Vector, T, N: TightNode<V>> Job<'_, V, T, N> {
             stack,
             cands: buf,
             sorted,
+            own,
         } = work;
         stack.clear();
         stack.push((node, 0, buf.len() as u32));
@@ -242,12 +247,12 @@ impl<V: Vector, T, N: TightNode<V>> Job<'_, V, T, N> {
             let node = &self.nodes[n as usize];
             // Later segments belong to finished sibling subtrees.
             buf.truncate(parent_end as usize);
-            let items = &self.lists[node.block().range()];
-            if items.len() == 1 && !node.has_children() {
+            let entries = &self.lists[node.block().range()];
+            if entries.len() == 1 && !node.has_children() {
                 // A leaf of one object (most leaves): it meets the parent's
                 // candidates directly. Filtering them by the leaf's bounds
                 // first would cost as many box tests, and copies.
-                let a = items[0];
+                let a = with_box(self.store, entries[0]);
                 for b in &buf[parent_start as usize..parent_end as usize] {
                     cx.test(&a, b);
                 }
@@ -262,9 +267,11 @@ impl<V: Vector, T, N: TightNode<V>> Job<'_, V, T, N> {
                 }
             }
             let mid = buf.len();
-            cx.node(items, &mut buf[start..mid], sorted);
+            own.clear();
+            own.extend(entries.iter().map(|&e| with_box(self.store, e)));
+            cx.node(own, &mut buf[start..mid], sorted);
             if node.has_children() {
-                buf.extend_from_slice(items);
+                buf.extend_from_slice(own);
                 let end = buf.len() as u32;
                 for &c in node.children() {
                     if c != NONE {
@@ -300,8 +307,11 @@ impl<V: Vector, T, N: TightNode<V>> PairTasks<V, T> for Job<'_, V, T, N> {
             .extend_from_slice(&self.plan.cands[start as usize..end as usize]);
         match task {
             Task::Own { .. } => {
-                let items = &self.lists[self.nodes[node as usize].block().range()];
-                cx.node(items, &mut work.cands, &mut work.sorted);
+                let entries = &self.lists[self.nodes[node as usize].block().range()];
+                work.own.clear();
+                work.own
+                    .extend(entries.iter().map(|&e| with_box(self.store, e)));
+                cx.node(&work.own, &mut work.cands, &mut work.sorted);
             }
             Task::Subtree { .. } => self.subtree(&mut cx, node, work),
         }
@@ -320,7 +330,14 @@ pub(crate) fn find_pairs<V: Vector, T, S: TightFamily<V, T>, F>(
     let core = tree.core();
     let mut s = tree.pair_scratch().take();
     let PairScratch { plan: p, work } = &mut s;
-    plan(&core.nodes, core.entries(), core.root, p, counters);
+    plan(
+        &core.nodes,
+        core.entries(),
+        &core.store,
+        core.root,
+        p,
+        counters,
+    );
     let job = Job {
         nodes: &core.nodes,
         lists: core.entries(),
@@ -356,6 +373,7 @@ pub(crate) fn par_collect<V: Vector, T, S: TightFamily<V, T>, R, M>(
     plan(
         &core.nodes,
         core.entries(),
+        &core.store,
         core.root,
         &mut s.plan,
         &mut counters,
@@ -369,6 +387,12 @@ pub(crate) fn par_collect<V: Vector, T, S: TightFamily<V, T>, R, M>(
     };
     core.par_collect(Some(&job), counters, record, out);
     tree.pair_scratch().put(s);
+}
+
+/// An object's entry with its box (from its shape in the store).
+#[inline]
+fn with_box<V: Vector, T>(store: &Store<Object<V, T>>, e: Entry) -> Item<V> {
+    e.with_box(store.obj(e.slot()).aabb())
 }
 
 /// The axis along which the objects' centres spread most.

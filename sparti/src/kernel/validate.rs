@@ -8,7 +8,7 @@
 
 use super::{Core, FIRST_LIFESPAN, Family, MAX_LIFESPAN, NodeState, PoolNode};
 use crate::geometry::Vector;
-use crate::index::Item;
+use crate::index::Entry;
 use crate::store::NONE;
 use crate::traverse::TreeNode;
 use crate::{TreeStats, ValidationError};
@@ -94,10 +94,10 @@ pub(crate) fn check_tree<V: Vector, T, S: Family<V, T>>(s: &S) -> Result<(), Val
                 stack.push(c);
             }
             ensure!(count == life.child_count as usize, "node {n} child count");
-            for (pos, it) in core.items(n).iter().enumerate() {
+            for (pos, &it) in core.items(n).iter().enumerate() {
                 filed += 1;
                 core.check_item(n, pos, it)?;
-                s.check_place(n, it)?;
+                s.check_place(n, &core.item(it))?;
             }
             let empty_leaf = node.block().is_empty() && life.child_count == 0;
             if n != core.root {
@@ -128,8 +128,9 @@ pub(crate) fn check_tree<V: Vector, T, S: Family<V, T>>(s: &S) -> Result<(), Val
 }
 
 impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
-    /// The item's slot points back to it and its copies are up to date.
-    fn check_item(&self, n: u32, pos: usize, it: &Item<V>) -> Result<(), ValidationError> {
+    /// The entry's slot points back to it and its static flag is its
+    /// object's.
+    fn check_item(&self, n: u32, pos: usize, it: Entry) -> Result<(), ValidationError> {
         let s = self.store.slot(it.slot());
         let Some(o) = s.get() else {
             return Err(ValidationError(format!(
@@ -140,7 +141,6 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
             s.node == n && s.pos as usize == pos,
             "slot of node {n} item {pos} points elsewhere"
         );
-        ensure!(it.aabb == o.aabb(), "node {n} item {pos} box out of date");
         ensure!(
             it.is_static() == o.is_static,
             "node {n} item {pos} static flag out of date"
@@ -430,17 +430,13 @@ pub(crate) mod corruption {
         (h.index(), core.store.slot(h.index()).node)
     }
 
-    /// Gives object `slot` a new shape in place, in the store and in its
-    /// node's list (the tree is not told).
+    /// Gives object `slot` a new shape in place, in the store (the tree
+    /// is not told).
     pub(crate) fn reshape<V: Vector, T, N: TreeNode<V>>(
         core: &mut Core<V, T, N>,
         slot: u32,
         shape: Shape<V>,
     ) {
-        let s = core.store.slot(slot);
-        let (n, pos) = (s.node, s.pos as usize);
-        let o = core.store.obj_mut(slot);
-        o.shape = shape;
-        core.items_mut(n)[pos].aabb = shape.aabb();
+        core.store.obj_mut(slot).shape = shape;
     }
 }

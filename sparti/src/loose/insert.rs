@@ -323,10 +323,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                 }
             }
             let n = ids[t];
-            let base = {
-                let core = &mut self.core;
-                core.lists.extend(&mut core.nodes[n as usize].items, &group)
-            };
+            let base = self.core.file_items(n, &group);
             for (q, it) in group.iter().enumerate() {
                 let s = self.core.store.slot_mut(it.slot());
                 s.node = n;
@@ -428,11 +425,11 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let pad = self.pad(self.core.nodes[old as usize].level);
         let mut i = 0;
         while i < self.core.nodes[old as usize].items.len() {
-            let it = self.core.items_as_is(old)[i];
+            let it = self.core.items(old)[i];
             let aabb = self.core.box_of(it.slot());
             if Self::extent(&aabb).1 > pad {
                 self.core.unfile_at(old, i);
-                self.core.file(new, it.slot(), aabb);
+                self.core.file(new, it.slot());
             } else {
                 i += 1;
             }
@@ -496,7 +493,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
                 match deeper {
                     Some(k) if !leaf || full => n = crate::kernel::child_or_create(self, n, k),
                     _ => {
-                        self.core.file(n, slot, aabb);
+                        self.core.file(n, slot);
                         break;
                     }
                 }
@@ -509,7 +506,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     fn unfile_deeper(&mut self, n: u32, work: &mut Vec<(u32, u32)>) {
         let mut i = 0;
         while i < self.core.nodes[n as usize].items.len() {
-            let it = self.core.items_as_is(n)[i];
+            let it = self.core.items(n)[i];
             let aabb = self.core.box_of(it.slot());
             let node = &self.core.nodes[n as usize];
             let (p, e) = Self::extent(&aabb);

@@ -475,7 +475,11 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             }
             let node = &nodes[n as usize];
             let item_start = items.len() as u32;
-            items.extend_from_slice(&self.core.entries()[node.items.range()]);
+            items.extend(
+                self.core.entries()[node.items.range()]
+                    .iter()
+                    .map(|&e| self.core.item(e)),
+            );
             let kid_start = kids.len() as u32;
             for &c in &node.children {
                 if c != NONE && nodes[c as usize].life.state != NodeState::Idle {

@@ -25,7 +25,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         let (p, e) = Self::extent(&m.aabb);
         // Fast path: the object's node still holds it (then so does the
         // root: loose bounds nest), so only the shape changes; the move is
-        // recorded for the list entry's box.
+        // recorded for the node's query box.
         let n = self.core.store.slot(m.slot).node;
         if self.settles(n, &m.aabb, p, e) {
             let o = self.core.store.obj_mut(m.slot);

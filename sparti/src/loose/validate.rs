@@ -215,11 +215,6 @@ mod tests {
             let (slot, _) = slot_and_node(t, 3);
             corruption::reshape(&mut t.core, slot, Shape::sphere(Vec2::splat(44.0), 0.25));
         });
-        breaks("box out of date", |t| {
-            let (slot, n) = slot_and_node(t, 1);
-            let pos = t.core.store.slot(slot).pos as usize;
-            t.core.items_mut(n)[pos].aabb.min.x -= 0.125;
-        });
         breaks("static flag", |t| {
             let (slot, n) = slot_and_node(t, 2);
             let pos = t.core.store.slot(slot).pos as usize;

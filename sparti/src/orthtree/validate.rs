@@ -152,10 +152,6 @@ mod tests {
             let slot = t.core.items(root)[0].slot();
             corruption::reshape(&mut t.core, slot, Shape::sphere(Vec2::new(20.0, 20.0), 1.0));
         });
-        breaks("box out of date", |t| {
-            let (_, n, _) = child_node_and_slot(t);
-            t.core.items_mut(n)[0].aabb.min.x -= 0.25;
-        });
         breaks("static flag", |t| {
             let root = t.core.root;
             t.core.items_mut(root)[0].set_static(true);

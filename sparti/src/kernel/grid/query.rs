@@ -441,7 +441,6 @@ impl Grid {
         };
         let mut want: Vec<_> = items
             .iter()
-            .filter(|it| !it.is_room())
             .map(|it| {
                 let mut lo = [0f32; 3];
                 let mut hi = [0f32; 3];
