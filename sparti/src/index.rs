@@ -1078,8 +1078,8 @@ impl Entry {
     }
 }
 
-/// The static flag's bit in an [`Item`]'s tag (and in the grid's
-/// slots): the other bits are the slot.
+/// The static flag's bit in an [`Entry`] and an [`Item`]'s tag (and in
+/// the grid's slots): the other bits are the slot.
 const STATIC_BIT: u32 = 1 << 31;
 
 /// The slot of a tag (an [`Item`]'s, or one of the grid's slots).

@@ -155,12 +155,13 @@ impl<V: Vector> SubBounds<V> {
         // the store at random: each is asked for a few entries ahead (the
         // lists are in the order the full pass visits the nodes, so the
         // next node's come next).
-        if lists.len() >= crate::kernel::PREFETCH_FROM {
-            for i in range.clone() {
+        let ahead = lists.len() >= crate::kernel::PREFETCH_FROM;
+        let box_at = |i: usize| {
+            if ahead {
                 lists.ahead(i + OWN_AHEAD);
             }
-        }
-        let box_at = |i: usize| lists.at(i).map_or(crate::Aabb::empty(), |it| it.aabb);
+            lists.at(i).map_or(crate::Aabb::empty(), |it| it.aabb)
+        };
         if range.len() > CHUNKED {
             // In place when the node's old range is long enough; else at
             // the end (the old range is garbage until the next full pass).

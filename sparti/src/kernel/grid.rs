@@ -538,8 +538,9 @@ impl Survey {
 
 /// Where a new sort of the grid reads its objects: positions `0..len()`,
 /// each an object (its box, slot and static flag, as an [`Item`]) or
-/// nothing. The kernel's source is its store, in slot order
-/// ([`crate::kernel::Filed`]): the objects filed in the tree.
+/// nothing. The kernel's sources are its list entries in order, with
+/// their boxes from the store ([`crate::kernel::Filed`]) or copied once
+/// by the build step.
 pub(crate) trait Source<V: Vector>: Sync {
     /// Positions.
     fn len(&self) -> usize;
@@ -578,8 +579,8 @@ impl<V: Vector> Source<V> for [Item<V>] {
 }
 
 /// How many positions ahead a pass over a [`Source`] asks for an object
-/// (from [`ASK_FROM`] objects: the kernel's source reads the store, in
-/// slot order, at random).
+/// (from [`ASK_FROM`] objects: the kernel's list entries name slots of
+/// the store at random).
 const SOURCE_AHEAD: usize = 16;
 
 /// The cuts of `0..n` into pieces of `chunk` positions.
@@ -609,9 +610,10 @@ impl<'a> Keyer<'a> {
     }
 
     /// The keys of the objects at positions `range` of `src` into `keys`
-    /// (`NONE` where there is none: every entry is written), each object's also to `each` (a count by cell, in a
-    /// build on one thread: one pass fewer); per level, how far its
-    /// objects stick out of their cells and how many there are.
+    /// (`NONE` where there is none: every entry is written), each
+    /// object's also to `each` (a count by cell, in a build on one
+    /// thread: one pass fewer); per level, how far its objects stick out
+    /// of their cells and how many there are.
     fn keys<V: Vector, S: Source<V> + ?Sized>(
         &self,
         src: &S,

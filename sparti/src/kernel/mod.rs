@@ -430,37 +430,50 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         survey: Option<grid::Survey>,
         built: Option<Vec<crate::index::Item<V>>>,
     ) {
-        // Every entry with its box, in one pass over the store (at random,
-        // asked for ahead), for the query boxes and a new sort of the grid
-        // to read in order (the sort makes several passes; measured at a
-        // million objects' bulk build, reading the store in each took
-        // twice as long). Freed at the end: between build steps the
-        // lists hold no box.
-        let mut items = built.unwrap_or_default();
         let n = self.lists.entries().len();
-        if items.len() <= n && !items.is_empty() {
-            items.resize(n, crate::index::Item::room());
+        // The bulk build's boxes, where it kept them: every entry's.
+        let built = built.filter(|b| b.len() <= n).map(|mut b| {
+            b.resize(n, crate::index::Item::room());
             debug_assert!(
-                items
-                    .iter()
+                b.iter()
                     .zip(self.entries_with_boxes())
-                    .all(|(a, b)| (a.tag(), a.aabb) == (b.tag(), b.aabb)),
+                    .all(|(x, y)| (x.tag(), x.aabb) == (y.tag(), y.aabb)),
                 "the bulk build's boxes are the entries'"
             );
-        } else if !(self.sub.is_fresh() && self.grid.is_fresh()) {
-            items = self.entries_with_boxes();
-        } else {
-            items = Vec::new();
-        }
+            b
+        });
         let (nodes, root) = (&self.nodes, self.root);
-        let (moved, store) = (&self.moved, &self.store);
+        let (moved, store, lists) = (&self.moved, &self.store, &self.lists);
+        let filed = Filed {
+            entries: lists.entries(),
+            store,
+        };
+        // The query boxes read the boxes of the nodes they recompute (a
+        // few after a few moves) from the store, or from the bulk build's.
         self.sub.settle(|s| {
             moved.mark_into(s, store);
-            s.refresh(nodes, &items[..], root);
+            match &built {
+                Some(b) => s.refresh(nodes, &b[..], root),
+                None => s.refresh(nodes, &filed, root),
+            }
         });
-        let follow = follow(&self.store, &self.pending);
-        self.grid
-            .settle(|g| g.build_par(|| &items[..], &follow, survey));
+        // A new sort of the grid reads every entry's box in several
+        // passes: they are copied once, in order, where it sorts (a refit
+        // reads the store itself). Reading the store in each pass made a
+        // million objects' sort twice as long. The copy is freed at the
+        // end: between build steps the lists hold no box.
+        let copy = std::cell::OnceCell::new();
+        let follow = follow(store, &self.pending);
+        self.grid.settle(|g| {
+            g.build_par(
+                || match &built {
+                    Some(b) => &b[..],
+                    None => &copy.get_or_init(|| entries_with_boxes(lists, store, nodes))[..],
+                },
+                &follow,
+                survey,
+            )
+        });
         self.grid_for_queries = true;
     }
 
@@ -580,20 +593,10 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         self.lists.entries()
     }
 
-    /// Every list entry with its object's box (room as room): the store
-    /// read in order, each box written at its entry's place (writes at
-    /// random do not wait as reads do).
+    /// Every list entry with its object's box (room as room): see
+    /// [`entries_with_boxes`].
     fn entries_with_boxes(&self) -> Vec<crate::index::Item<V>> {
-        let mut items = vec![crate::index::Item::room(); self.lists.entries().len()];
-        for (slot, s) in self.store.slots().iter().enumerate() {
-            if let Some(o) = s.get()
-                && let Some(node) = self.nodes.get(s.node as usize)
-            {
-                let at = node.block().start as usize + s.pos as usize;
-                items[at] = crate::index::Item::new(o.aabb(), slot as u32, o.is_static);
-            }
-        }
-        items
+        entries_with_boxes(&self.lists, &self.store, &self.nodes)
     }
 
     /// Every object filed in the tree, with its box (for `validate`).
@@ -1392,6 +1395,26 @@ pub(crate) fn build_pending<V: Vector, T, S: Family<V, T>>(s: &mut S) -> Pending
     // Kept only where no entry moved since it was given its place.
     let built = core.built.take().filter(|_| core.lists.moves == moves);
     (survey.and_then(|s| s.for_grid()), built)
+}
+
+/// Every list entry with its object's box (room as room): the store read
+/// in order, each box written at its entry's place (writes at random do
+/// not wait as reads do).
+fn entries_with_boxes<V: Vector, T, N: TreeNode<V>>(
+    lists: &Lists,
+    store: &Store<Object<V, T>>,
+    nodes: &[N],
+) -> Vec<crate::index::Item<V>> {
+    let mut items = vec![crate::index::Item::room(); lists.entries().len()];
+    for (slot, s) in store.slots().iter().enumerate() {
+        if let Some(o) = s.get()
+            && let Some(node) = nodes.get(s.node as usize)
+        {
+            let at = node.block().start as usize + s.pos as usize;
+            items[at] = crate::index::Item::new(o.aabb(), slot as u32, o.is_static);
+        }
+    }
+    items
 }
 
 /// What [`build_pending`] hands the build step ([`Core::settle`]): the
@@ -2216,12 +2239,6 @@ mod tests {
         assert!(caps.windows(2).all(|w| w[0] == w[1]), "{caps:?}");
     }
 
-    /// The survey a first build hands to the grid (so that the grid's sort
-    /// skips its own first pass) is the one the grid would make of the
-    /// lists: the same box, count and sizes by exponent, for every family,
-    /// with points, huge and tiny objects, sides at powers of two and
-    /// objects far from the origin; the grid's sort takes it (`settle`,
-    /// whose debug build checks it again). A later build hands none.
     /// The grid's source of filed objects is read from two threads at
     /// once, the objects' values not `Sync` (a `Cell`, set meanwhile on
     /// this thread through the index): both read every filed object's box
@@ -2282,6 +2299,13 @@ mod tests {
         );
     }
 
+    /// The survey a first build hands to the grid (so that the grid's sort
+    /// skips its own first pass) is the one the grid would make of the
+    /// lists: the same box, count and sizes by exponent, for every family,
+    /// with points, huge and tiny objects, sides at powers of two and
+    /// objects far from the origin; the grid's sort takes it (`settle`,
+    /// whose debug build checks it again). A later build hands none; a
+    /// bulk build into an empty tree hands its boxes, every entry's.
     #[test]
     // No `unsafe` of its own (the grid's is run under Miri by its own
     // tests): left out of CI's Miri run, which it would slow by 15 s.
@@ -2492,7 +2516,8 @@ mod tests {
     /// is recomputed, and readers on several threads at once, right after
     /// the moves, find what the brute force finds. The changes that read
     /// the boxes of a node's objects (a leaf's split, here by the octree's
-    /// leaf capacity) take them from the store. (Run under Miri in CI.)
+    /// leaf capacity) take them from the store. (Run under Miri in CI,
+    /// which checks the threads for data races.)
     fn moves_in_place_then_readers<S>(mut index: S)
     where
         S: SpatialIndex<Vec3, u32> + super::Family<Vec3, u32> + Sync,
