@@ -565,6 +565,16 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         &self.lists[node.block().range()]
     }
 
+    /// Asks for the store slots of a run of a node's objects at once,
+    /// before their boxes are read from it one by one (the slots lie at
+    /// random: their misses then overlap).
+    #[inline]
+    fn ask_for(&self, chunk: &[Entry]) {
+        for e in chunk {
+            self.store.prefetch_slot(e.slot());
+        }
+    }
+
     /// The box of an object of the tree (from its shape in the store).
     #[inline]
     fn box_of(&self, it: Entry) -> crate::Aabb<V> {
@@ -674,6 +684,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                         Some(Overlap::Inside) => true,
                         _ => false,
                     };
+                self.ask_for(chunk);
                 for it in chunk {
                     let class = if inside {
                         Overlap::Inside
@@ -802,6 +813,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                 {
                     continue;
                 }
+                self.ask_for(chunk);
                 for it in chunk {
                     if fast.entry(&self.box_of(*it), limit).is_none() {
                         continue;
@@ -987,6 +999,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                 if !reaches(boxes.get(ci)) && !boxes.is_empty() {
                     continue;
                 }
+                self.ask_for(chunk);
                 for it in chunk {
                     if ray.clip_aabb(&self.box_of(*it), max_dist).is_none() {
                         continue;
@@ -1052,6 +1065,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                 if boxes.get(ci).is_some_and(|b| dist(b) > knn.bound()) {
                     continue;
                 }
+                self.ask_for(chunk);
                 for it in chunk {
                     if self.box_of(*it).distance_squared_to_point(point).sqrt() > knn.bound() {
                         continue;
