@@ -659,6 +659,24 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                 counters.shape_tests += shape_tests;
                 return;
             }
+        } else if let Some(g) = self.grid {
+            // No bounding box (a frustum): the grid's blocks of cells
+            // classified as the walk below classifies its nodes.
+            let mut sel = Selected::default();
+            let mut shape_tests = 0;
+            let blocks = g.for_each_classified(
+                |b| region.classify(b),
+                |j, inside| {
+                    sel.push(self.store, g.slot_at(j), inside, |s| {
+                        shape_tests += s.report(self.store, region, filter, out);
+                    });
+                },
+            );
+            shape_tests += sel.report(self.store, region, filter, out);
+            counters.grid_searches += 1;
+            counters.node_visits += blocks;
+            counters.shape_tests += shape_tests;
+            return;
         }
         let stack = &mut scratch.stack;
         stack.clear();

@@ -392,6 +392,26 @@ mod grid_scenes {
                 out.queries += 1;
                 region_check("cone", &|sh| cone.matches(sh), found.clone(), f);
             }
+            // A frustum: six planes through points around the body,
+            // facing it (the grid's blocks of cells, where it has no
+            // bounding box).
+            let planes: [sparti::Plane<V>; 6] = core::array::from_fn(|_| {
+                let n: V = super::grid_scenes::random_in(&mut r, -1.0, 1.0);
+                // (`Plane::new` makes the normal a unit one.)
+                let n = if n.length() > 1e-3 {
+                    n * (1.0 / n.length())
+                } else {
+                    V::ZERO.with(0, 1.0)
+                };
+                let through = c - n * (size * r.random_range(0.5..6.0f32));
+                sparti::Plane::new(n, -n.dot(through)).expect("a unit normal")
+            });
+            let frustum = sparti::Frustum::new(planes);
+            let before = s.counters().grid_searches;
+            s.query_frustum(&frustum, f, &mut found);
+            out.grid_queries += usize::from(s.counters().grid_searches > before);
+            out.queries += 1;
+            region_check("frustum", &|sh| frustum.matches(sh), found.clone(), f);
             // Rays: from outside everything towards the body, and along an
             // axis from a point on one of its faces.
             let far: V = super::grid_scenes::random_in(&mut r, -1.0, 1.0);
