@@ -28,8 +28,8 @@ use sparti_cli::catalogue::Structure;
 static GLOBAL: alloc::Counting = alloc::Counting;
 
 /// The workloads, in the order they run.
-const WORKLOADS: [&str; 8] = [
-    "pairs3d", "pairs2d", "build3d", "build2d", "ray", "box", "frustum", "memory",
+const WORKLOADS: [&str; 9] = [
+    "pairs3d", "pairs2d", "build3d", "build2d", "ray", "box", "frustum", "nearest", "memory",
 ];
 
 #[derive(Parser, Debug)]
@@ -43,7 +43,7 @@ struct Args {
     #[arg(long)]
     quick: bool,
     /// Workloads to run (repeat or comma-separate): pairs3d, pairs2d,
-    /// build3d, build2d, ray, box, frustum, memory. Default: all.
+    /// build3d, build2d, ray, box, frustum, nearest, memory. Default: all.
     #[arg(long, value_delimiter = ',')]
     workload: Vec<String>,
     /// Object counts for the dynamic pairs workloads (comma-separated).
@@ -110,6 +110,9 @@ fn main() {
     }
     if wanted("frustum") {
         frustum(&plan, &mut rep);
+    }
+    if wanted("nearest") {
+        nearest(&plan, &mut rep);
     }
     if wanted("memory") {
         memory(&plan, &mut rep);

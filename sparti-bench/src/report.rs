@@ -95,6 +95,9 @@ fn title(workload: &str) -> &'static str {
         "frustum" => {
             "Frustum culling against static spheres (median frustums per second, higher is better)"
         }
+        "nearest" => {
+            "The 8 nearest of a point among 100,000 static spheres (median queries per second, higher is better)"
+        }
         "memory" => {
             "Memory held after building N static spheres (bytes per object, lower is better)"
         }

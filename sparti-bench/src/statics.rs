@@ -1,5 +1,5 @@
-//! Queries on static spheres (ray nearest hit, box query, frustum culling),
-//! one type per way of driving a structure. The exact tests are sparti's own
+//! Queries on static spheres (ray nearest hit, box query, frustum culling,
+//! k nearest), one type per way of driving a structure. The exact tests are sparti's own
 //! (`Ray::cast_sphere`, `Aabb::intersects_sphere`,
 //! `Frustum::intersects_sphere`), the same for every implementation.
 
@@ -14,12 +14,25 @@ use crate::scene::frustum_hits_box;
 /// A nearest hit: object id and distance.
 pub type Hit = Option<(u32, f32)>;
 
+/// The distance from a point to a sphere's surface (0 inside): sparti's
+/// own (`Shape::distance_to_point`), the same for every implementation.
+#[inline]
+fn sphere_distance(s: &Sphere<Vec3>, p: Vec3) -> f32 {
+    Shape::Sphere(*s).distance_to_point(p)
+}
+
 pub trait Static3 {
     /// Builds the structure (untimed for the queries).
     fn build(&mut self, spheres: &[Sphere<Vec3>]);
     fn ray(&mut self, ray: &Ray<Vec3>, max: f32) -> Hit;
     fn boxq(&mut self, b: &Aabb<Vec3>) -> usize;
     fn frustum(&mut self, f: &Frustum<Vec3>) -> usize;
+    /// The `k` objects nearest to `p` (by the distance to the sphere's
+    /// surface, ties to the smaller id), nearest first, into `out`; false
+    /// where the implementation has no k-nearest query.
+    fn nearest(&mut self, _p: Vec3, _k: usize, _out: &mut Vec<(u32, f32)>) -> bool {
+        false
+    }
 }
 
 // ---------------------------------------------------------------- sparti
@@ -30,6 +43,7 @@ pub trait Static3 {
 pub struct SpartiStatic<S> {
     index: S,
     out: Vec<sparti::Handle>,
+    near: Vec<sparti::Neighbor>,
 }
 
 /// The catalogue's `structure` over `world`, empty, for the query
@@ -49,6 +63,7 @@ impl IndexJob<Vec3, u32> for Empty {
         Box::new(SpartiStatic {
             index,
             out: Vec::new(),
+            near: Vec::new(),
         })
     }
 }
@@ -84,6 +99,17 @@ impl<S: SpatialIndex<Vec3, u32>> Static3 for SpartiStatic<S> {
         let index = &mut self.index;
         index.query_frustum(f, Filter::ALL, &mut self.out);
         self.out.len()
+    }
+    fn nearest(&mut self, p: Vec3, k: usize, out: &mut Vec<(u32, f32)>) -> bool {
+        let index = &self.index;
+        index.nearest_k(p, k, Filter::ALL, &mut self.near);
+        out.clear();
+        out.extend(
+            self.near
+                .iter()
+                .map(|n| (index.get(n.handle).expect("live").value, n.distance)),
+        );
+        true
     }
 }
 
@@ -210,7 +236,10 @@ impl rstar::SelectionFunction<Item> for FrustumSel<'_> {
 /// `SelectionFunction` (nodes whose box the segment crosses, sparti's
 /// `Ray::clip_aabb`) and the nearest exact hit among the leaves found (no
 /// early exit); `locate_in_envelope_intersecting` then the exact test for
-/// boxes; a frustum `SelectionFunction` then the exact test.
+/// boxes; a frustum `SelectionFunction` then the exact test; the k
+/// nearest from `nearest_neighbor_iter_with_distance_2` (the leaves by the
+/// distance to their boxes), each tested exactly, until a box lies beyond
+/// the k-th best.
 #[derive(Default)]
 pub struct RstarStatic {
     tree: rstar::RTree<Item>,
@@ -249,6 +278,33 @@ impl Static3 for RstarStatic {
             .locate_with_selection_function(FrustumSel(f))
             .filter(|it| f.intersects_sphere(&self.spheres[it.data as usize]))
             .count()
+    }
+    fn nearest(&mut self, p: Vec3, k: usize, out: &mut Vec<(u32, f32)>) -> bool {
+        out.clear();
+        if k == 0 {
+            return true;
+        }
+        let better = |a: &(u32, f32), b: &(u32, f32)| a.1 < b.1 || (a.1 == b.1 && a.0 < b.0);
+        for (it, d2) in self
+            .tree
+            .nearest_neighbor_iter_with_distance_2(p.to_array())
+        {
+            // A box beyond the k-th best holds nothing better, nor does
+            // any box after it.
+            if out.len() == k && d2.sqrt() > out[k - 1].1 {
+                break;
+            }
+            let c = (it.data, sphere_distance(&self.spheres[it.data as usize], p));
+            if out.len() == k {
+                if !better(&c, &out[k - 1]) {
+                    continue;
+                }
+                out.pop();
+            }
+            let at = out.partition_point(|x| better(x, &c));
+            out.insert(at, c);
+        }
+        true
     }
 }
 

@@ -12,6 +12,12 @@
 //!   `query_aabb` one by one, then `query_aabb_batch`;
 //! - `build`: `insert_many` + `flush` of 100,000 and 1,000,000 boxes (the
 //!   spheres' bounding boxes), best of 3;
+//! - `frustum`: 2,000 of the kit's camera frustums, `query_frustum` one
+//!   by one;
+//! - `nearest`: the 8 nearest objects of each of 20,000 points (the
+//!   rays' origins), `nearest` one by one;
+//! - `rayall`: every hit of 20,000 of the rays, each a quarter of the
+//!   cube's side long, `ray_all` one by one;
 //! - `refresh`: one ray query right after one object moved (the query
 //!   recomputes the subtree boxes: the cost a frame pays once if it moves
 //!   objects then queries), against a ray query alone;
@@ -30,20 +36,23 @@
 //! cargo run --release -p sparti --example queries -- octree rays      # a filter
 //! cargo run --release -p sparti --features rayon --example queries    # batches on threads
 //! ```
-//! Settings can be tried through the environment: `SPARTI_MIN` (octree
+//! Settings can be tried through the environment: `SPARTI_N` (the
+//! scene's objects, 100,000 unless set), `SPARTI_MIN` (octree
 //! minimum node size), `SPARTI_LEAF` (loose leaf capacity), `SPARTI_BSP_LEAF`
 //! (BSP leaf capacity).
 //!
 //! Arguments are words: a structure (`octree`, `loose`, `bsp`) and a part
-//! (`rays`, `boxes`, `build`, `memory`, `refresh`); none means all.
+//! (`rays`, `boxes`, `frustum`, `nearest`, `rayall`, `build`, `memory`,
+//! `refresh`);
+//! none means all.
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use glam::Vec3;
 use sparti::{
-    Aabb, Bsp3, BspConfig, Filter, Handle, LooseConfig, LooseOctree, Object, ObjectDesc, Octree,
-    OrthtreeConfig, Ray, RayHit, Shape, SpatialIndex,
+    Aabb, Bsp3, BspConfig, Filter, Frustum, Handle, LooseConfig, LooseOctree, Object, ObjectDesc,
+    Octree, OrthtreeConfig, Ray, RayHit, Shape, SpatialIndex,
 };
 use sparti_scenes::{Moving, Scenario, queries};
 
@@ -158,6 +167,13 @@ trait Bench {
     fn rays_batch(&mut self, rays: &[(Ray<Vec3>, f32)], out: &mut Vec<Option<RayHit<Vec3>>>);
     fn boxes(&mut self, boxes: &[Aabb<Vec3>]) -> usize;
     fn boxes_batch(&mut self, boxes: &[Aabb<Vec3>], h: &mut Vec<Handle>, o: &mut Vec<usize>);
+    /// Every object in each frustum: how many.
+    fn frustums(&mut self, frustums: &[Frustum<Vec3>]) -> usize;
+    /// The `k` nearest of each point: how many found, their distances'
+    /// sum.
+    fn knn(&mut self, points: &[Vec3], k: usize) -> (usize, f32);
+    /// Every hit of each ray: how many.
+    fn rays_all(&mut self, rays: &[(Ray<Vec3>, f32)]) -> usize;
     fn memory(&self) -> usize;
     fn shape(&self) -> String;
     fn work(&mut self) -> String;
@@ -199,6 +215,34 @@ impl<S: SpatialIndex<Vec3, u32>> Bench for S {
     }
     fn boxes_batch(&mut self, boxes: &[Aabb<Vec3>], h: &mut Vec<Handle>, o: &mut Vec<usize>) {
         self.query_aabb_batch(boxes, Filter::ALL, h, o);
+    }
+    fn frustums(&mut self, frustums: &[Frustum<Vec3>]) -> usize {
+        let mut out = Vec::new();
+        let mut total = 0;
+        for f in frustums {
+            self.query_frustum(f, Filter::ALL, &mut out);
+            total += out.len();
+        }
+        total
+    }
+    fn knn(&mut self, points: &[Vec3], k: usize) -> (usize, f32) {
+        let (mut found, mut sum) = (0, 0.0);
+        for &p in points {
+            for (n, _) in self.nearest(p, k, Filter::ALL) {
+                found += 1;
+                sum += n.distance;
+            }
+        }
+        (found, sum)
+    }
+    fn rays_all(&mut self, rays: &[(Ray<Vec3>, f32)]) -> usize {
+        let mut out = Vec::new();
+        let mut total = 0;
+        for (r, d) in rays {
+            self.ray_all(r, *d, Filter::ALL, &mut out);
+            total += out.len();
+        }
+        total
     }
     fn memory(&self) -> usize {
         self.stats().memory_bytes
@@ -287,7 +331,12 @@ fn main() {
     let part = |w: &str| {
         let named: Vec<&String> = args
             .iter()
-            .filter(|a| ["rays", "boxes", "build", "memory", "refresh"].contains(&a.as_str()))
+            .filter(|a| {
+                [
+                    "rays", "boxes", "frustum", "nearest", "rayall", "build", "memory", "refresh",
+                ]
+                .contains(&a.as_str())
+            })
             .collect();
         named.is_empty() || named.iter().any(|a| *a == w)
     };
@@ -296,8 +345,10 @@ fn main() {
     } else {
         "1 thread"
     };
-    println!("sparti queries example ({threads}), N = {N}");
-    let (shapes, side) = spheres(N, 0x5EED);
+    // The scene's size: `SPARTI_N` (the figures of issue 4: 100,000).
+    let scene_n = env_or("N", N);
+    println!("sparti queries example ({threads}), N = {scene_n}");
+    let (shapes, side) = spheres(scene_n, 0x5EED);
     let (rays, boxes) = (rays(side), boxes(side));
     for (name, make) in structures() {
         if !want(name) {
@@ -346,6 +397,40 @@ fn main() {
             println!("{name:7} boxes  batch CPU s by thread: {split}");
             println!("{name:7} boxes  {}", s.work());
         }
+        if part("frustum") {
+            let frustums = queries::frustums(2_000, side);
+            let (found, e, c, _) = timed(|| s.frustums(&frustums));
+            let q = frustums.len() as f64;
+            println!(
+                "{name:7} frustum: {:.1} us a query wall, {:.1} us cpu ({found} found)",
+                e / q * 1e6,
+                c / q * 1e6
+            );
+            println!("{name:7} frustum {}", s.work());
+        }
+        if part("nearest") {
+            let points: Vec<Vec3> = rays[..20_000].iter().map(|r| r.0.origin).collect();
+            let ((found, sum), e, c, _) = timed(|| s.knn(&points, 8));
+            let q = points.len() as f64;
+            println!(
+                "{name:7} nearest 8: {:.2} us a query wall, {:.2} us cpu ({found} found, distances' sum {sum:.0})",
+                e / q * 1e6,
+                c / q * 1e6
+            );
+            println!("{name:7} nearest {}", s.work());
+        }
+        if part("rayall") {
+            let short: Vec<(Ray<Vec3>, f32)> =
+                rays[..20_000].iter().map(|r| (r.0, side * 0.25)).collect();
+            let (hits, e, c, _) = timed(|| s.rays_all(&short));
+            let q = short.len() as f64;
+            println!(
+                "{name:7} rayall: {:.2} us a query wall, {:.2} us cpu ({hits} hits)",
+                e / q * 1e6,
+                c / q * 1e6
+            );
+            println!("{name:7} rayall {}", s.work());
+        }
         if part("refresh") {
             let mut t: Vec<f64> = (0..21).map(|i| s.ray_after_move(&rays[i])).collect();
             t.sort_by(f64::total_cmp);
@@ -361,8 +446,8 @@ fn main() {
             let own = core::mem::size_of::<Object<Vec3, u32>>();
             println!(
                 "{name:7} memory {:.1} B/object, {:.1} B/object above the objects' own {own} B",
-                m as f64 / N as f64,
-                (m as f64 - (N * own) as f64) / N as f64
+                m as f64 / scene_n as f64,
+                (m as f64 - (scene_n * own) as f64) / scene_n as f64
             );
             println!("{name:7} tree   {}", s.shape());
         }

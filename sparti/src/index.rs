@@ -609,10 +609,10 @@ pub trait SpatialIndex<V: Vector, T> {
     /// pass (a bulk build when the tree is empty), brings the boxes the
     /// queries prune by up to date, and sorts the objects into the trees'
     /// grid (the pair search's; left unbuilt where the objects are too
-    /// crowded for it). Until the next change, box, sphere and view-cone
-    /// queries and `ray_nearest` search that grid rather than walk the
-    /// tree: the same results (a region query's in another order), found
-    /// faster (BENCHMARKS.md). Queries are exact without the build step, but
+    /// crowded for it). Until the next change, every query (regions,
+    /// rays, k nearest) searches that grid rather than walk the tree: the
+    /// same results (a region query's in another order), found faster
+    /// (BENCHMARKS.md). Queries are exact without the build step, but
     /// walk the tree and test queued insertions one by one (see the
     /// trait's docs). [`Counters::grid_searches`] counts the searches the
     /// grid answered.

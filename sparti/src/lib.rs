@@ -71,9 +71,9 @@
 //! insertions tests them one by one beside the tree (exact, but linear;
 //! [`Counters::pending_tests`] counts them). A move that keeps its object
 //! in its node writes only the object's new shape; the first query that
-//! walks the tree afterwards brings the tree's copies of the moved boxes
-//! up to date, once (the other threads' queries wait for it), and the
-//! pair search does not need them. With the `rayon` feature,
+//! walks the tree afterwards brings the boxes around the moved objects'
+//! nodes up to date, once (the other threads' queries wait for it), and
+//! the pair search does not need them. With the `rayon` feature,
 //! `update_many` checks a frame's moves and applies those that keep their
 //! node, and [`SpatialIndex::par_pairs`] searches pairs, on rayon's
 //! threads, with the same results on any number of threads.

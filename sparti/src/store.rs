@@ -182,6 +182,13 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
             .expect("slot holds no object")
     }
 
+    /// A list entry with its object's box (from its shape); the entry must
+    /// be a live object's, not room.
+    #[inline]
+    pub fn item(&self, e: crate::index::Entry) -> crate::index::Item<V> {
+        e.with_box(self.obj(e.slot()).aabb())
+    }
+
     #[inline]
     pub fn obj_mut(&mut self, i: u32) -> &mut Object<V, T> {
         self.slots[i as usize]

@@ -659,6 +659,24 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                 counters.shape_tests += shape_tests;
                 return;
             }
+        } else if let Some(g) = self.grid {
+            // No bounding box (a frustum): the grid's blocks of cells
+            // classified as the walk below classifies its nodes.
+            let mut sel = Selected::default();
+            let mut shape_tests = 0;
+            let blocks = g.for_each_classified(
+                |b| region.classify(b),
+                |j, inside| {
+                    sel.push(self.store, g.slot_at(j), inside, |s| {
+                        shape_tests += s.report(self.store, region, filter, out);
+                    });
+                },
+            );
+            shape_tests += sel.report(self.store, region, filter, out);
+            counters.grid_searches += 1;
+            counters.node_visits += blocks;
+            counters.shape_tests += shape_tests;
+            return;
         }
         let stack = &mut scratch.stack;
         stack.clear();
@@ -984,6 +1002,34 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             sort_hits(out);
             return;
         }
+        if let Some(g) = self.grid {
+            // The grid's rows along the ray, each box met tested as the
+            // walk below tests an item. The walk's stretches overlap, so
+            // an object may be met more than once: its hits, the same
+            // distance and handle, lie side by side once sorted.
+            let mut shape_tests = 0;
+            let touch = |j: usize| self.store.prefetch_slot(g.slot_at(j));
+            let rows = g.ray_walk(ray, max_dist, touch, |j, limit| {
+                if ray.clip_aabb(&g.aabb_at(j), max_dist).is_none() {
+                    return limit;
+                }
+                let slot = g.slot_at(j);
+                let o = self.store.obj(slot);
+                if filter.accepts(o.layer) {
+                    shape_tests += 1;
+                    if let Some(x) = o.shape.cast_ray(ray, max_dist) {
+                        out.push(self.hit(slot, x));
+                    }
+                }
+                limit
+            });
+            counters.grid_searches += 1;
+            counters.node_visits += rows;
+            counters.shape_tests += shape_tests;
+            sort_hits(out);
+            out.dedup_by_key(|h| h.handle);
+            return;
+        }
         let stack = &mut scratch.stack;
         stack.clear();
         let reaches =
@@ -1042,21 +1088,22 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         }
         let knn = &mut scratch.knn;
         knn.start(k);
-        for &slot in self.pending {
-            counters.pending_tests += 1;
-            let o = self.store.obj(slot);
-            if filter.accepts(o.layer) {
-                counters.shape_tests += 1;
-                knn.offer(self.store.handle(slot), o.shape.distance_to_point(point));
-            }
-        }
+        self.nearest_pending(counters, point, filter, knn);
         let dist = |b: &crate::Aabb<V>| b.distance_squared_to_point(point).sqrt();
-        if let Some(root) = (self.root != NONE)
+        let Some(all) = (self.root != NONE)
             .then(|| self.sub.get(self.root))
             .flatten()
+        else {
+            knn.finish(out);
+            return;
+        };
+        if let Some(g) = self.grid
+            && self.nearest_on_grid(g, all, counters, point, filter, knn)
         {
-            knn.push_node(self.root, dist(root));
+            knn.finish(out);
+            return;
         }
+        knn.push_node(self.root, dist(all));
         while let Some(n) = knn.pop_node() {
             counters.node_visits += 1;
             let node = self.node(n);
@@ -1091,6 +1138,106 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             }
         }
         knn.finish(out);
+    }
+}
+
+impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
+    /// Offers the queued objects (not yet in the tree) to a k-nearest
+    /// search.
+    fn nearest_pending(&self, counters: &mut Counters, point: V, filter: Filter, knn: &mut Knn) {
+        for &slot in self.pending {
+            counters.pending_tests += 1;
+            let o = self.store.obj(slot);
+            if filter.accepts(o.layer) {
+                counters.shape_tests += 1;
+                knn.offer(self.store.handle(slot), o.shape.distance_to_point(point));
+            }
+        }
+    }
+
+    /// The k nearest from the grid and the queue (`knn` started for `k`,
+    /// the queued objects offered): the objects whose boxes meet a cube
+    /// around the point, grown until the k-th best lies within it. An
+    /// object the cube misses is farther than its half side from the
+    /// point, so farther than the k-th best: none is missed. The first
+    /// cube would hold about `k` objects if they were spread evenly over
+    /// `all`, the box around the tree's objects; a cube that finds `k`
+    /// sets the next one's half side to the k-th best distance (the last
+    /// cube), one that finds fewer doubles it until it holds `all`. Each
+    /// cube starts the search anew. False when the grid could not search
+    /// (a coordinate overflowed): `knn` is started again, the queue
+    /// offered, and the caller walks the tree.
+    fn nearest_on_grid(
+        &self,
+        g: &crate::kernel::grid::Grid,
+        all: &crate::Aabb<V>,
+        counters: &mut Counters,
+        point: V,
+        filter: Filter,
+        knn: &mut Knn,
+    ) -> bool {
+        let k = knn.k;
+        let d = V::DIM;
+        let ext = all.max - all.min;
+        let widest = ext.max_element();
+        let mut volume = 1.0f32;
+        for a in 0..d {
+            volume *= ext.get(a).max(widest * 1e-6);
+        }
+        let even = 0.5 * (k as f32 * volume / g.len().max(1) as f32).powf(1.0 / d as f32);
+        let mut half = all.distance_squared_to_point(point).sqrt()
+            + if even.is_finite() && even > 0.0 {
+                even
+            } else {
+                widest
+            };
+        let (mut rows, mut shape_tests) = (0, 0);
+        let mut first = true;
+        let done = loop {
+            if !core::mem::take(&mut first) {
+                knn.start(k);
+                self.nearest_pending(counters, point, filter, knn);
+            }
+            let cube = crate::Aabb {
+                min: point - V::splat(half),
+                max: point + V::splat(half),
+            };
+            let Some(r) = g.for_each_meeting(&cube, |j| {
+                let b = g.aabb_at(j);
+                if b.distance_squared_to_point(point).sqrt() > knn.bound() {
+                    return;
+                }
+                let slot = g.slot_at(j);
+                let o = self.store.obj(slot);
+                if filter.accepts(o.layer) {
+                    shape_tests += 1;
+                    knn.offer(self.store.handle(slot), o.shape.distance_to_point(point));
+                }
+            }) else {
+                break false;
+            };
+            rows += r;
+            let holds_all = (0..d)
+                .all(|a| cube.min.get(a) <= all.min.get(a) && cube.max.get(a) >= all.max.get(a));
+            let bound = knn.bound();
+            if bound <= half || holds_all {
+                break true;
+            }
+            let next = if bound.is_finite() { bound } else { half * 2.0 };
+            if next <= half || !next.is_finite() {
+                break false;
+            }
+            half = next;
+        };
+        if done {
+            counters.grid_searches += 1;
+            counters.node_visits += rows;
+            counters.shape_tests += shape_tests;
+        } else {
+            knn.start(k);
+            self.nearest_pending(counters, point, filter, knn);
+        }
+        done
     }
 }
 

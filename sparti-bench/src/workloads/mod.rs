@@ -7,4 +7,4 @@ mod queries;
 
 pub use build::{build2d, build3d};
 pub use pairs::{pairs2d, pairs3d};
-pub use queries::{frustum, memory, ray_and_box};
+pub use queries::{frustum, memory, nearest, ray_and_box};

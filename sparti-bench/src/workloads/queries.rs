@@ -216,6 +216,87 @@ pub fn frustum(plan: &Plan, rep: &mut Report) {
     }
 }
 
+// ------------------------------------------------------------ nearest
+
+/// A query's k nearest: object id and distance, nearest first.
+type Neighbors = Vec<(u32, f32)>;
+
+/// The same k nearest: each place holds the same object, or (a tie, or
+/// rounding) the same distance.
+fn same_nearest(a: &[(u32, f32)], b: &[(u32, f32)]) -> bool {
+    let close = |x: f32, y: f32| (x - y).abs() <= 1e-4 * (1.0 + x.abs().max(y.abs()));
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.0 == y.0 || close(x.1, y.1))
+}
+
+/// The 8 nearest objects of points uniform in the scene's cube, 100,000
+/// static spheres; the implementations without a k-nearest query are left
+/// out.
+pub fn nearest(plan: &Plan, rep: &mut Report) {
+    let (n, k) = (100_000, 8);
+    let (spheres, side) = spheres_of(n);
+    let world = world_of::<Vec3>(n);
+    let nq = if plan.quick { 20_000 } else { 100_000 };
+    // The rays' origins: uniform in the cube.
+    let points: Vec<Vec3> = scene::rays(nq, side).iter().map(|r| r.origin).collect();
+    let mut reference: Option<(&str, Vec<Neighbors>)> = None;
+    let mut out = Vec::new();
+    for (name, is_sparti, make) in static_impls(true) {
+        let brute = name == "BruteForce";
+        let m = if brute {
+            if plan.quick { 200 } else { 1_000 }
+        } else {
+            nq
+        };
+        let mut imp = make(world);
+        imp.build(&spheres);
+        if !imp.nearest(points[0], k, &mut out) {
+            eprintln!("nearest N={n} {name}: no k-nearest query");
+            continue;
+        }
+        let mut samples = Vec::new();
+        let mut found = Vec::new();
+        for _ in 0..if brute { 1 } else { query_reps(plan) } {
+            found.clear();
+            let t = Instant::now();
+            for &p in &points[..m] {
+                imp.nearest(p, k, &mut out);
+                found.push(out.clone());
+            }
+            samples.push(m as f64 / t.elapsed().as_secs_f64());
+        }
+        drop(imp);
+        let med = median(&samples);
+        let sum: f64 = found.iter().flatten().map(|x| f64::from(x.1)).sum();
+        eprintln!("nearest N={n} {name}: {med:.0} queries/s (distances' sum {sum:.0})");
+        rep.push(Row {
+            workload: "nearest".into(),
+            n,
+            name: name.into(),
+            sparti: is_sparti,
+            oracle: brute,
+            unit: "queries/s",
+            higher_is_better: true,
+            samples,
+            check: format!(
+                "{} found in {m} queries",
+                found.iter().map(Vec::len).sum::<usize>()
+            ),
+            extra: Vec::new(),
+        });
+        match &reference {
+            None => reference = Some((name, found)),
+            Some((r, rf)) => {
+                if let Some(i) = (0..m).find(|&i| !same_nearest(&rf[i], &found[i])) {
+                    rep.fail(format!(
+                        "nearest: {name} differs from {r} at point {i}: {:?} against {:?}",
+                        found[i], rf[i]
+                    ));
+                }
+            }
+        }
+    }
+}
+
 // ------------------------------------------------------------ memory
 
 pub fn memory(plan: &Plan, rep: &mut Report) {

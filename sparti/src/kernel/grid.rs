@@ -995,6 +995,11 @@ impl Grid {
         (c - (x - x0), c - x + group_end(x as u32, lv.dims[0]))
     }
 
+    /// Objects in the grid.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
     /// Whether the last build filled the grid (`false` where it would
     /// have been too crowded, and before the first build).
     #[inline]

@@ -612,7 +612,7 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     /// an object's, not room).
     #[inline]
     pub fn item(&self, e: crate::index::Entry) -> crate::index::Item<V> {
-        e.with_box(self.box_of(e.slot()))
+        self.store.item(e)
     }
 
     /// Records a move that left the object of `slot` in its node: the
@@ -1584,7 +1584,7 @@ impl<V: Vector, T> grid::Source<V> for Filed<'_, V, T> {
     #[inline]
     fn at(&self, i: usize) -> Option<crate::index::Item<V>> {
         let e = self.entries[i];
-        (!e.is_room()).then(|| e.with_box(self.store.obj(e.slot()).aabb()))
+        (!e.is_room()).then(|| self.store.item(e))
     }
     #[inline]
     fn prefetch(&self, i: usize) {

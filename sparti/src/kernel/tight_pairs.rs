@@ -195,7 +195,7 @@ fn plan<V: Vector, T, N: TightNode<V>>(
             });
         }
         if node.has_children() {
-            cands.extend(items.iter().map(|&e| with_box(store, e)));
+            cands.extend(items.iter().map(|&e| store.item(e)));
             let end = cands.len() as u32;
             for &c in node.children() {
                 if c == NONE {
@@ -252,7 +252,7 @@ impl<V: Vector, T, N: TightNode<V>> Job<'_, V, T, N> {
                 // A leaf of one object (most leaves): it meets the parent's
                 // candidates directly. Filtering them by the leaf's bounds
                 // first would cost as many box tests, and copies.
-                let a = with_box(self.store, entries[0]);
+                let a = self.store.item(entries[0]);
                 for b in &buf[parent_start as usize..parent_end as usize] {
                     cx.test(&a, b);
                 }
@@ -268,7 +268,7 @@ impl<V: Vector, T, N: TightNode<V>> Job<'_, V, T, N> {
             }
             let mid = buf.len();
             own.clear();
-            own.extend(entries.iter().map(|&e| with_box(self.store, e)));
+            own.extend(entries.iter().map(|&e| self.store.item(e)));
             cx.node(own, &mut buf[start..mid], sorted);
             if node.has_children() {
                 buf.extend_from_slice(own);
@@ -309,8 +309,7 @@ impl<V: Vector, T, N: TightNode<V>> PairTasks<V, T> for Job<'_, V, T, N> {
             Task::Own { .. } => {
                 let entries = &self.lists[self.nodes[node as usize].block().range()];
                 work.own.clear();
-                work.own
-                    .extend(entries.iter().map(|&e| with_box(self.store, e)));
+                work.own.extend(entries.iter().map(|&e| self.store.item(e)));
                 cx.node(&work.own, &mut work.cands, &mut work.sorted);
             }
             Task::Subtree { .. } => self.subtree(&mut cx, node, work),
@@ -387,12 +386,6 @@ pub(crate) fn par_collect<V: Vector, T, S: TightFamily<V, T>, R, M>(
     };
     core.par_collect(Some(&job), counters, record, out);
     tree.pair_scratch().put(s);
-}
-
-/// An object's entry with its box (from its shape in the store).
-#[inline]
-fn with_box<V: Vector, T>(store: &Store<Object<V, T>>, e: Entry) -> Item<V> {
-    e.with_box(store.obj(e.slot()).aabb())
 }
 
 /// The axis along which the objects' centres spread most.

@@ -345,6 +345,7 @@ mod grid_scenes {
             .iter()
             .fold(list[0].1.shape.aabb(), |a, (_, b)| a.union(&b.shape.aabb()));
         let mut found = Vec::new();
+        let mut all_hits = Vec::new();
         for q in 0..12 {
             let (_, b) = list[r.random_range(0..list.len())];
             let bb = b.shape.aabb();
@@ -391,6 +392,26 @@ mod grid_scenes {
                 out.queries += 1;
                 region_check("cone", &|sh| cone.matches(sh), found.clone(), f);
             }
+            // A frustum: six planes through points around the body,
+            // facing it (the grid's blocks of cells, where it has no
+            // bounding box).
+            let planes: [sparti::Plane<V>; 6] = core::array::from_fn(|_| {
+                let n: V = super::grid_scenes::random_in(&mut r, -1.0, 1.0);
+                // (`Plane::new` makes the normal a unit one.)
+                let n = if n.length() > 1e-3 {
+                    n * (1.0 / n.length())
+                } else {
+                    V::ZERO.with(0, 1.0)
+                };
+                let through = c - n * (size * r.random_range(0.5..6.0f32));
+                sparti::Plane::new(n, -n.dot(through)).expect("a unit normal")
+            });
+            let frustum = sparti::Frustum::new(planes);
+            let before = s.counters().grid_searches;
+            s.query_frustum(&frustum, f, &mut found);
+            out.grid_queries += usize::from(s.counters().grid_searches > before);
+            out.queries += 1;
+            region_check("frustum", &|sh| frustum.matches(sh), found.clone(), f);
             // Rays: from outside everything towards the body, and along an
             // axis from a point on one of its faces.
             let far: V = super::grid_scenes::random_in(&mut r, -1.0, 1.0);
@@ -427,6 +448,53 @@ mod grid_scenes {
                 assert!(
                     got == want,
                     "{tag}: ray from {o:?} along {d:?} within {max}: {got:?}, expected {want:?}"
+                );
+                // Every hit, by distance then handle.
+                let before = s.counters().grid_searches;
+                s.ray_all(&ray, max, f, &mut all_hits);
+                out.grid_queries += usize::from(s.counters().grid_searches > before);
+                out.queries += 1;
+                let got: Vec<(f32, u32)> = all_hits
+                    .iter()
+                    .map(|h| (h.distance, value(h.handle)))
+                    .collect();
+                let mut want = hits;
+                want.sort_by(|a, b| {
+                    a.0.total_cmp(&b.0)
+                        .then(handles[&a.1].0.cmp(&handles[&b.1].0))
+                });
+                assert!(
+                    got == want,
+                    "{tag}: all hits of the ray from {o:?} along {d:?} within {max}: {} hits, \
+                     expected {}",
+                    got.len(),
+                    want.len()
+                );
+            }
+            // The k nearest of the body's centre and of a point near it,
+            // by distance then handle.
+            let near: V = super::grid_scenes::random_in(&mut r, -3.0, 3.0);
+            for (p, k) in [(c, 1 + q % 3), (c + near * size, [1, 4, 9][q % 3])] {
+                let before = s.counters().grid_searches;
+                let got: Vec<(f32, u32)> = s
+                    .nearest(p, k, f)
+                    .map(|(n, o)| (n.distance, o.value))
+                    .collect();
+                out.grid_queries += usize::from(s.counters().grid_searches > before);
+                out.queries += 1;
+                let mut want: Vec<(f32, u32)> = list
+                    .iter()
+                    .filter(|(_, b)| f.accepts(b.layer))
+                    .map(|&(id, b)| (b.shape.distance_to_point(p), id))
+                    .collect();
+                want.sort_by(|a, b| {
+                    a.0.total_cmp(&b.0)
+                        .then(handles[&a.1].0.cmp(&handles[&b.1].0))
+                });
+                want.truncate(k);
+                assert!(
+                    got == want,
+                    "{tag}: the {k} nearest of {p:?}: {got:?}, expected {want:?}"
                 );
             }
         }

@@ -15,7 +15,7 @@
 use super::lanes::with_avx2;
 use super::lanes::{Slab, Test};
 use super::{Grid, Kind, LANES, Query, valid};
-use crate::geometry::{Aabb, Ray, Vector};
+use crate::geometry::{Aabb, Overlap, Ray, Vector};
 use crate::index::{slot_of, static_of};
 
 /// How far a query's box is grown on each side, relative to its largest
@@ -34,6 +34,15 @@ const GATHER: usize = 3;
 /// Rows of a query whose loads are asked for together before they are
 /// tested.
 const ROW_BATCH: usize = 16;
+
+/// Cells of a block, at most, whose objects a region without a bounding
+/// box (a frustum) classifies one by one where it meets the block in part
+/// ([`Grid::for_each_classified`]).
+const LEAF_CELLS: u64 = 8;
+
+/// Blocks waiting on a level's cut into halves, at most: one more than the
+/// cuts down to a cell (each axis below `2^22` cells: 22 cuts an axis).
+const BLOCK_STACK: usize = 3 * 23 + 2;
 
 /// The stretches a level's walk along a ray is cut into, at most.
 const MAX_STRETCHES: f32 = 256.0;
@@ -237,6 +246,127 @@ impl Grid {
             rows += unsafe { self.scan_level(kind, t, d, &lo, &hi, &test, &mut f) };
         }
         Some(rows)
+    }
+
+    /// The positions of the objects that `classify` does not put outside,
+    /// for a region without a bounding box (a frustum), each with whether
+    /// it lies wholly inside: `f(j, inside)`, finest level first. Each
+    /// level is cut in halves, its longest side (in cells) first, from the
+    /// whole level down to blocks of at most [`LEAF_CELLS`] cells. A
+    /// block's box is its cells grown by the level's `ext` and a hair, so
+    /// it holds the box of every object filed in them (as the pair search
+    /// and [`Grid::for_each_meeting`] rely on): a block outside is
+    /// skipped, one inside gives all its objects as inside (as the tree
+    /// walk takes a subtree inside whole), and the objects of a small
+    /// block partly inside are classified one by one by their own boxes.
+    /// Returns the blocks classified.
+    pub(crate) fn for_each_classified<V: Vector>(
+        &self,
+        classify: impl Fn(&Aabb<V>) -> Overlap,
+        mut f: impl FnMut(usize, bool),
+    ) -> u64 {
+        let d = V::DIM;
+        let mut blocks = 0;
+        let mut stack = [([0u32; 3], [0u32; 3]); BLOCK_STACK];
+        for &l in self.used.iter().rev() {
+            let t = &self.levels[l as usize];
+            let side = 1.0 / t.inv;
+            stack[0] = ([0; 3], t.dims);
+            let mut top = 1;
+            while top > 0 {
+                top -= 1;
+                let (k0, k1) = stack[top];
+                blocks += 1;
+                let mut b = Aabb {
+                    min: V::ZERO,
+                    max: V::ZERO,
+                };
+                for a in 0..d {
+                    let lo = self.origin[a] + (k0[a] as f32 - t.ext) * side;
+                    let hi = self.origin[a] + (k1[a] as f32 + t.ext) * side;
+                    let m = lo.abs().max(hi.abs()) * PAD + f32::MIN_POSITIVE;
+                    b.min = b.min.with(a, lo - m);
+                    b.max = b.max.with(a, hi + m);
+                }
+                match classify(&b) {
+                    Overlap::Outside => continue,
+                    Overlap::Inside => {
+                        self.for_each_in_block(t, (k0, k1), 0, |j| f(j, true));
+                        continue;
+                    }
+                    Overlap::Partial => {}
+                }
+                let cells: u64 = (0..d).map(|a| u64::from(k1[a] - k0[a])).product();
+                if cells <= LEAF_CELLS {
+                    self.for_each_in_block(t, (k0, k1), d, |j| match classify(&self.aabb_at(j)) {
+                        Overlap::Outside => {}
+                        class => f(j, class == Overlap::Inside),
+                    });
+                    continue;
+                }
+                // The longest side cut in two, the lower half searched
+                // first.
+                let a = (0..d).max_by_key(|&a| k1[a] - k0[a]).unwrap_or(0);
+                let mid = k0[a] + (k1[a] - k0[a]) / 2;
+                let (mut low_end, mut high_start) = (k1, k0);
+                low_end[a] = mid;
+                high_start[a] = mid;
+                stack[top] = (high_start, k1);
+                stack[top + 1] = (k0, low_end);
+                top += 2;
+            }
+        }
+        blocks
+    }
+
+    /// `f(j)` for each position `j` of the objects filed in the cells
+    /// `k0..k1` (per axis) of level `t`, row by row. The rows go in
+    /// batches, as in [`Grid::scan_level`]: the batch's row starts asked
+    /// for first, then each row's first slot (and box, on the first
+    /// `axes` axes), then the rows read, so that their cache misses
+    /// overlap.
+    #[inline]
+    fn for_each_in_block(
+        &self,
+        t: &super::Level,
+        (k0, k1): ([u32; 3], [u32; 3]),
+        axes: usize,
+        mut f: impl FnMut(usize),
+    ) {
+        let (dx, dy) = (t.dims[0], t.dims[1]);
+        let starts = &self.cell_start;
+        let row_of = |z: u32, y: u32| (t.base + (z * dy + y) * dx) as usize;
+        let mut batch = [(0u32, 0u32); ROW_BATCH];
+        let mut run = |batch: &mut [(u32, u32)]| {
+            for r in batch.iter() {
+                crate::kernel::prefetch(&starts[r.0 as usize + k0[0] as usize]);
+            }
+            for r in batch.iter_mut() {
+                let row = r.0 as usize;
+                let (s, e) = (starts[row + k0[0] as usize], starts[row + k1[0] as usize]);
+                if s < e {
+                    self.prefetch_at(axes, s as usize);
+                }
+                *r = (s, e);
+            }
+            for &(s, e) in batch.iter() {
+                for j in s..e {
+                    f(j as usize);
+                }
+            }
+        };
+        let mut nb = 0;
+        for z in k0[2]..k1[2] {
+            for y in k0[1]..k1[1] {
+                batch[nb] = (row_of(z, y) as u32, 0);
+                nb += 1;
+                if nb == ROW_BATCH {
+                    run(&mut batch);
+                    nb = 0;
+                }
+            }
+        }
+        run(&mut batch[..nb]);
     }
 
     /// The positions of the objects whose boxes the ray may enter within
