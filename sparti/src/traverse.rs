@@ -1164,7 +1164,8 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
     /// `all`, the box around the tree's objects; a cube that finds `k`
     /// sets the next one's half side to the k-th best distance (the last
     /// cube), one that finds fewer doubles it until it holds `all`. Each
-    /// cube starts the search anew. False when the grid could not search
+    /// cube starts the search anew (the queue offered again; every test
+    /// made is counted). False when the grid could not search
     /// (a coordinate overflowed): `knn` is started again, the queue
     /// offered, and the caller walks the tree.
     fn nearest_on_grid(
@@ -1229,10 +1230,10 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             }
             half = next;
         };
+        counters.node_visits += rows;
+        counters.shape_tests += shape_tests;
         if done {
             counters.grid_searches += 1;
-            counters.node_visits += rows;
-            counters.shape_tests += shape_tests;
         } else {
             knn.start(k);
             self.nearest_pending(counters, point, filter, knn);

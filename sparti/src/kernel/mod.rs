@@ -746,11 +746,14 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
             let oa = self.store.obj(sa);
             let ba = oa.aabb();
             counters.pending_tests += 1;
+            let grid_searches = counters.grid_searches;
             crate::traverse::with_scratch(|s| {
                 tree.query(s, counters, &BoxesMeeting(ba), Filter::ALL, &mut found);
             });
-            // The query counted itself; it is part of this pair search.
+            // The query counted itself (and its search of the grid); it is
+            // part of this pair search.
             counters.queries -= 1;
+            counters.grid_searches = grid_searches;
             for &h in &found {
                 counters.pair_tests += 1;
                 crate::index::report_pair(&self.store, &self.matrix, sa, h.index, f);
@@ -931,6 +934,12 @@ fn join_parts<R: Copy + Send + Sync>(parts: &[Vec<R>], out: &mut Vec<R>) {
 struct BoxesMeeting<V: Vector>(Aabb<V>);
 
 impl<V: Vector> Region<V> for BoxesMeeting<V> {
+    /// The box itself: on a built grid, the rows it reaches are searched
+    /// (without it, the grid's blocks would be classified as a frustum's).
+    #[inline]
+    fn bounds(&self) -> Option<Aabb<V>> {
+        Some(self.0)
+    }
     #[inline]
     fn classify(&self, b: &Aabb<V>) -> crate::Overlap {
         self.0.classify(b)

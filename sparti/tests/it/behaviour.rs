@@ -129,6 +129,47 @@ fn insertions_are_queued_until_the_build_step() {
     t.validate().unwrap();
 }
 
+/// Objects queued after a build step find their pairs among the tree's
+/// objects through its grid (still built: the tree's objects have not
+/// changed); those searches are part of the pair search, which counts as
+/// one grid search at most, and the pairs are all there.
+fn queued_pairs_on_a_built_grid<S: SpatialIndex<Vec3, u32>>(mut t: S) {
+    // A row of balls, each touching the next.
+    let descs = (0..100)
+        .map(|i| ObjectDesc::new(ball(i as f32, 0.0, 0.0, 0.6), i))
+        .collect();
+    t.insert_many(descs).unwrap();
+    t.flush();
+    t.reset_counters();
+    let mut out = Vec::new();
+    t.query_radius(Vec3::ZERO, 0.5, Filter::ALL, &mut out);
+    assert_eq!(
+        t.counters().grid_searches,
+        1,
+        "the grid answers after the build"
+    );
+    // Five more, far from each other, each touching two of the row.
+    for i in 0..5u32 {
+        let x = i as f32 * 10.0 + 0.5;
+        t.insert(ObjectDesc::new(ball(x, 0.0, 0.0, 0.6), 100 + i))
+            .unwrap();
+    }
+    t.reset_counters();
+    let mut pairs = Vec::new();
+    t.pairs(&mut pairs);
+    let c = t.counters();
+    assert_eq!(pairs.len(), 99 + 10, "{c:?}");
+    assert!(c.pending_tests >= 5, "{c:?}");
+    assert!(c.grid_searches <= 1, "{c:?}");
+}
+
+#[test]
+fn queued_objects_find_their_pairs_on_the_built_grid() {
+    queued_pairs_on_a_built_grid(octree(-10.0, 110.0));
+    queued_pairs_on_a_built_grid(loose(-10.0, 110.0));
+    queued_pairs_on_a_built_grid(bsp(cube(-10.0, 110.0)));
+}
+
 fn pending_moves_and_removals<S: SpatialIndex<Vec3, u32>>(mut t: S) {
     let a = t
         .insert(ObjectDesc::new(ball(0.0, 0.0, 0.0, 1.0), 0))
