@@ -1000,6 +1000,48 @@ impl Grid {
         self.n
     }
 
+    /// A box that holds every object's box, found without a pass over
+    /// the objects: each level's cells grown by how far its objects stick
+    /// out of them (a refit keeps that up to date), and a little more.
+    /// Each bound is checked with the cell coordinates the grid itself
+    /// computes (`(x - origin) * inv`, monotone in `x`): an object of the
+    /// level lies within `-ext..dims + ext` cells, so within a bound whose
+    /// cell coordinate is beyond that. `None` for an empty grid, or where
+    /// no finite bound passes the check.
+    pub fn reach<V: Vector>(&self) -> Option<crate::Aabb<V>> {
+        let (mut min, mut max) = (V::splat(f32::INFINITY), V::splat(f32::NEG_INFINITY));
+        for &l in &self.used {
+            let lv = &self.levels[l as usize];
+            let ext = lv.ext.max(0.0);
+            let side = 1.0 / f64::from(lv.inv);
+            for a in 0..V::DIM {
+                let (o, top) = (self.origin[a], lv.dims[a] as f32 + ext);
+                let cell = |x: f32| (x - o) * lv.inv;
+                // A sixteenth of a cell beyond, doubled until it passes.
+                let (mut lo, mut hi) = (None, None);
+                let mut margin = 1.0 / 16.0;
+                for _ in 0..24 {
+                    let out = (f64::from(ext) + margin) * side;
+                    let l = (f64::from(o) - out) as f32;
+                    let h = (f64::from(o) + f64::from(lv.dims[a]) * side + out) as f32;
+                    if lo.is_none() && l.is_finite() && cell(l) < -ext {
+                        lo = Some(l);
+                    }
+                    if hi.is_none() && h.is_finite() && cell(h) > top {
+                        hi = Some(h);
+                    }
+                    if lo.is_some() && hi.is_some() {
+                        break;
+                    }
+                    margin *= 2.0;
+                }
+                min = min.with(a, min.get(a).min(lo?));
+                max = max.with(a, max.get(a).max(hi?));
+            }
+        }
+        (min.get(0) <= max.get(0)).then_some(crate::Aabb { min, max })
+    }
+
     /// Whether the last build filled the grid (`false` where it would
     /// have been too crowded, and before the first build).
     #[inline]
