@@ -54,8 +54,10 @@ pub(crate) use impl_tree_node;
 /// enter only those whose objects the query can reach. With them, the
 /// boxes of the runs of [`CHUNK`] objects of the large nodes.
 ///
-/// Kept up to date lazily (in the kernel's `Cached`), by `flush` or by the
-/// first query after a change, once however many threads query: the
+/// Kept up to date lazily (in the kernel's `Cached`), by the first query
+/// that walks the tree after a change, once however many threads query
+/// (or by `flush`, where the grid is not built and after a bulk build;
+/// the queries that search the grid never read them): the
 /// trees mark every node whose object list changes (`file`, `unfile_at`,
 /// a new node, the node of an updated object), and the refresh
 /// recomputes those nodes and the boxes of their ancestors; a bulk change
@@ -1169,7 +1171,9 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
     /// object the cube misses is farther than its half side from the
     /// point, so farther than the k-th best: none is missed. The first
     /// cube would hold about `k` objects if they were spread evenly over
-    /// `all`, the box around the tree's objects; a cube that finds `k`
+    /// `all`, a box that holds every object's box (the grid's reach, a
+    /// little larger than the box around them: the query boxes, which a
+    /// build step may leave out of date, are not read); a cube that finds `k`
     /// sets the next one's half side to the k-th best distance (the last
     /// cube), one that finds fewer doubles it until it holds `all`. Each
     /// cube starts the search anew (the queue offered again; every test
