@@ -10,7 +10,9 @@
 //!    ([`SpartiSystems::Sync`]);
 //! 2. finds the frame's contacts with one pair search, and sends
 //!    [`ContactStarted`] (with the contact record: point, normal, depth)
-//!    and [`ContactStopped`] messages ([`SpartiSystems::Contacts`]).
+//!    and [`ContactStopped`] messages ([`SpartiSystems::Contacts`]). The
+//!    index's grid, which that search brings up to date, then serves every
+//!    query until the next frame's changes.
 //!
 //! Read-only systems ask the index through the [`SpatialQuery`] system
 //! parameter (radius, box, ray, view cone, k nearest, this frame's
@@ -462,7 +464,9 @@ fn sync<V: Dim, S: Index<V>>(
     s.index.end_frame();
 }
 
-/// [`SpartiSystems::Contacts`]: one pair search, the contact messages.
+/// [`SpartiSystems::Contacts`]: one pair search, the contact messages,
+/// and the index's build step, so that the queries search the grid the
+/// pair search left (the index does not change until the next Sync).
 fn find_contacts<V: Dim, S: Index<V>>(
     mut sparti: ResMut<Sparti<V, S>>,
     mut started: MessageWriter<ContactStarted<V>>,
@@ -470,6 +474,11 @@ fn find_contacts<V: Dim, S: Index<V>>(
 ) {
     let s = &mut *sparti;
     s.index.contacts(&mut s.contacts);
+    // The search left the index's grid up to date: the build step makes
+    // the queries search it too (it sorts nothing again), from here until
+    // the next Sync, so the next frame's `SpatialQuery` systems do not walk
+    // the tree.
+    s.index.flush();
     s.contacts.sort_unstable_by_key(Contact::pair);
     s.events.observe(s.contacts.iter().map(Contact::pair));
     for p in s.events.started() {

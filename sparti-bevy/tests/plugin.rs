@@ -328,6 +328,63 @@ fn queries_from_parallel_systems() {
     assert_eq!(seen, vec![1, 5]);
 }
 
+/// The queries of a frame's systems, after entities moved in the last
+/// one, search the index's grid (the contact search's), not the tree,
+/// and find what the brute force finds.
+#[test]
+fn queries_after_moves_search_the_grid() {
+    use sparti::SpatialIndex as _;
+    #[derive(Resource, Default)]
+    struct Seen(Vec<usize>);
+    let mut app = App::new();
+    app.add_plugins((TransformPlugin, SpartiPlugin::<Vec2, Quadtree>::default()))
+        .init_resource::<Seen>();
+    let movers: Vec<Entity> = (0..200)
+        .map(|i| {
+            let at = Vec3::new((i % 20) as f32 * 2.0, (i / 20) as f32 * 2.0, 0.0);
+            app.world_mut()
+                .spawn((Transform::from_translation(at), Collider::circle(0.6)))
+                .id()
+        })
+        .collect();
+    let ask = |q: SpatialQuery<Vec2, Quadtree>, mut seen: ResMut<Seen>| {
+        seen.0
+            .push(q.within_radius(Vec2::new(10.0, 10.0), 3.0).len());
+    };
+    app.add_systems(bevy_app::Update, ask);
+    for frame in 1..=3 {
+        // Everyone steps right, a bit more each frame.
+        for &e in &movers {
+            let mut t = app.world_mut().get_mut::<Transform>(e).unwrap();
+            t.translation.x += 0.25 * frame as f32;
+        }
+        app.update();
+    }
+    // The circles (radius 0.6) on the lattice moved `shift` to the right
+    // that meet the ball of radius 3 around (10, 10).
+    let count = |shift: f32| {
+        (0..200)
+            .filter(|i| {
+                let (x, y) = ((i % 20) as f32 * 2.0 + shift, (i / 20) as f32 * 2.0);
+                (x - 10.0).hypot(y - 10.0) <= 3.6
+            })
+            .count()
+    };
+    let seen = &app.world().resource::<Seen>().0;
+    // Update runs before PostUpdate: each frame's query sees the places
+    // the last frame filed (none in the first; then 0.25 and 0.75 to the
+    // right of the lattice).
+    assert!(count(0.25) > 0 && count(0.25) != count(0.75));
+    assert_eq!(*seen, vec![0, count(0.25), count(0.75)]);
+    let index = app.world().resource::<Sparti<Vec2, Quadtree>>().index();
+    let c = index.counters();
+    // Each frame's contact search searched the grid (3); of the queries,
+    // the first came before anything was filed, the two after moves
+    // searched the grid too (without the plugin's build step after the
+    // contacts, they walked the tree: 3 grid searches in all).
+    assert_eq!((c.queries, c.grid_searches), (3, 3 + 2));
+}
+
 /// An index whose world does not grow (`OutOfBounds::Remove`) evicts an
 /// entity that leaves it: the plugin logs it, keeps it out until it comes
 /// back inside, and never panics; the other entities go on.

@@ -28,20 +28,41 @@ fn run<V: Vector, S: SpatialIndex<V, u32>>(n: usize, reps: usize, make: impl Fn(
             .map(|(i, b)| ObjectDesc::new(Shape::Box(*b), i as u32))
             .collect();
         let mut index = make(world);
+        let f0 = page_faults();
         let t = Instant::now();
         index.insert_many(descs).expect("valid boxes");
         let t1 = Instant::now();
+        let f1 = page_faults();
         index.flush();
         let t2 = Instant::now();
-        times.push(((t1 - t).as_secs_f64() * 1e3, (t2 - t1).as_secs_f64() * 1e3));
+        let f2 = page_faults();
+        times.push((
+            (t1 - t).as_secs_f64() * 1e3,
+            (t2 - t1).as_secs_f64() * 1e3,
+            f1.zip(f0).map(|(b, a)| b - a),
+            f2.zip(f1).map(|(b, a)| b - a),
+        ));
         drop(index);
     }
-    for (a, b) in times {
-        println!(
+    for (a, b, fa, fb) in times {
+        print!(
             "insert_many {a:.1} ms, flush {b:.1} ms, total {:.1} ms",
             a + b
         );
+        if let (Some(fa), Some(fb)) = (fa, fb) {
+            print!(" (page faults {fa} + {fb})");
+        }
+        println!();
     }
+}
+
+/// The process's minor page faults so far (Linux: `/proc/self/stat`),
+/// `None` elsewhere: a build's new memory costs one each 4 KiB page.
+fn page_faults() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Field 10, counted after the command's name (which may hold spaces).
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split(' ').nth(7)?.parse().ok()
 }
 
 fn main() {

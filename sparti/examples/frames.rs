@@ -90,6 +90,21 @@ fn run<V: Vector, S: SpatialIndex<V, ()>>(
             order.swap(i, (r.next_unit() * (i + 1) as f32) as usize % (i + 1));
         }
     }
+    // Region queries after the pair search, as a game's other systems
+    // (AI sight, explosions) ask within the frame: `QUERIES` radius
+    // queries (radius 4) around objects spread over the scene.
+    let queries: usize = std::env::var("QUERIES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    // The build step of each frame: `end_frame` before the pair search
+    // (the default), `STEP=flush` a `flush` in its place (the frame of the
+    // README), `STEP=after` `end_frame` before it and a `flush` after it
+    // (untimed in "update" and "pairs": counted with the queries).
+    let step = std::env::var("STEP").unwrap_or_default();
+    let (flush_first, flush_after) = (step == "flush", step == "after");
+    let mut found = Vec::new();
+    let (mut que, mut grid_searches, mut hits) = (0.0, 0u64, 0usize);
     for _ in 0..frames {
         // The game's part (not timed): every object's new position.
         moves.clear();
@@ -104,12 +119,38 @@ fn run<V: Vector, S: SpatialIndex<V, ()>>(
                 index.update(h, shape).expect("inside");
             }
         }
-        index.end_frame();
+        if flush_first {
+            index.flush();
+        } else {
+            index.end_frame();
+        }
         let t2 = Instant::now();
         find(&mut index, &mut pairs);
         let t3 = Instant::now();
         upd += (t2 - t).as_secs_f64();
         pai += (t3 - t2).as_secs_f64();
+        if queries > 0 {
+            let before = index.counters().grid_searches;
+            let t = Instant::now();
+            if flush_after {
+                index.flush();
+            }
+            for q in 0..queries {
+                let c = scene.shape(q * n / queries).center();
+                index.query_radius(c, 4.0, sparti::Filter::ALL, &mut found);
+                hits += found.len();
+            }
+            que += t.elapsed().as_secs_f64();
+            grid_searches += index.counters().grid_searches - before;
+        }
+    }
+    if queries > 0 {
+        println!(
+            "queries after the pairs{}: {:.2} us a query, {hits} found, {grid_searches} of {} on the grid",
+            if flush_after { " and a flush" } else { "" },
+            que * 1e6 / (frames * queries) as f64,
+            frames * queries
+        );
     }
     index.reset_counters();
     find(&mut index, &mut pairs);

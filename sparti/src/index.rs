@@ -606,16 +606,21 @@ pub trait SpatialIndex<V: Vector, T> {
     fn clear(&mut self);
 
     /// The build step: files the queued insertions into the tree in one
-    /// pass (a bulk build when the tree is empty), brings the boxes the
-    /// queries prune by up to date, and sorts the objects into the trees'
-    /// grid (the pair search's; left unbuilt where the objects are too
-    /// crowded for it). Until the next change, every query (regions,
-    /// rays, k nearest) searches that grid rather than walk the tree: the
-    /// same results (a region query's in another order), found faster
-    /// (BENCHMARKS.md). Queries are exact without the build step, but
-    /// walk the tree and test queued insertions one by one (see the
+    /// pass (a bulk build when the tree is empty) and sorts the objects
+    /// into the trees' grid (the pair search's; nothing to do if a pair
+    /// search since the last change left it up to date; left unbuilt
+    /// where the objects are too crowded for it). Until the next change,
+    /// every query (regions, rays, k nearest) searches that grid rather
+    /// than walk the tree: the same results (a region query's in another
+    /// order), found faster (BENCHMARKS.md). Where the grid is not built,
+    /// and after a bulk build, it also brings the boxes a tree walk prunes
+    /// by up to date; otherwise the first query that walks the tree does
+    /// (after a change), once. Queries are exact without the build step,
+    /// but walk the tree and test queued insertions one by one (see the
     /// trait's docs). [`Counters::grid_searches`] counts the searches the
-    /// grid answered.
+    /// grid answered. Calling it after a pair search (which brought the
+    /// grid up to date) costs next to nothing and lets the queries that
+    /// follow search the grid.
     ///
     /// # Example
     /// ```

@@ -54,8 +54,10 @@ pub(crate) use impl_tree_node;
 /// enter only those whose objects the query can reach. With them, the
 /// boxes of the runs of [`CHUNK`] objects of the large nodes.
 ///
-/// Kept up to date lazily (in the kernel's `Cached`), by `flush` or by the
-/// first query after a change, once however many threads query: the
+/// Kept up to date lazily (in the kernel's `Cached`), by the first query
+/// that walks the tree after a change, once however many threads query
+/// (or by `flush`, where the grid is not built and after a bulk build;
+/// the queries that search the grid never read them): the
 /// trees mark every node whose object list changes (`file`, `unfile_at`,
 /// a new node, the node of an updated object), and the refresh
 /// recomputes those nodes and the boxes of their ancestors; a bulk change
@@ -542,8 +544,10 @@ pub(crate) struct Tree<'a, V: Vector, T, N> {
     /// The root node, or `NONE` for an empty tree.
     pub root: u32,
     pub store: &'a Store<Object<V, T>>,
-    /// The boxes around the subtrees' objects, up to date.
-    pub sub: &'a SubBounds<V>,
+    /// The boxes around the subtrees' objects, brought up to date by the
+    /// first tree walk after a change ([`crate::kernel::QueryBoxes::now`]);
+    /// the grid's searches do not need them.
+    pub sub: crate::kernel::QueryBoxes<'a, V, T, N>,
     /// Objects inserted but not yet built into the tree: each query tests
     /// them one by one, after the tree.
     pub pending: &'a [u32],
@@ -678,11 +682,12 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             counters.shape_tests += shape_tests;
             return;
         }
+        let sub = self.sub.now();
         let stack = &mut scratch.stack;
         stack.clear();
         // Nodes are classified before they are pushed: a child the region
         // misses is never read.
-        match self.sub.get(self.root).map(|b| region.classify(b)) {
+        match sub.get(self.root).map(|b| region.classify(b)) {
             None | Some(Overlap::Outside) => return,
             Some(class) => stack.push((self.root, class == Overlap::Inside)),
         }
@@ -694,7 +699,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             // miss, often) is read only for items the region reaches, and
             // those are read together (`Selected`). A large node's objects
             // go by chunks, each box tested first.
-            let boxes = self.sub.chunks(n);
+            let boxes = sub.chunks(n);
             for (ci, chunk) in self.items(node).chunks(CHUNK).enumerate() {
                 let inside = inside
                     || match boxes.get(ci).map(|b| region.classify(b)) {
@@ -718,7 +723,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                 }
             }
             for &c in node.children() {
-                let Some(b) = (c != NONE).then(|| self.sub.get(c)).flatten() else {
+                let Some(b) = (c != NONE).then(|| sub.get(c)).flatten() else {
                     continue;
                 };
                 if inside {
@@ -811,9 +816,10 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             counters.shape_tests += shape_tests;
             return best;
         }
+        let sub = self.sub.now();
         let stack = &mut scratch.ray_stack;
         stack.clear();
-        if let Some(t0) = self.sub.get(self.root).and_then(|b| fast.entry(b, limit)) {
+        if let Some(t0) = sub.get(self.root).and_then(|b| fast.entry(b, limit)) {
             stack.push((t0, self.root));
         }
         let mut order: [(f32, u32); 8] = [(0.0, NONE); 8];
@@ -823,7 +829,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             }
             counters.node_visits += 1;
             let node = self.node(n);
-            let boxes = self.sub.chunks(n);
+            let boxes = sub.chunks(n);
             for (ci, chunk) in self.items(node).chunks(CHUNK).enumerate() {
                 if boxes
                     .get(ci)
@@ -857,7 +863,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                 if c == NONE {
                     continue;
                 }
-                if let Some(t0) = self.sub.get(c).and_then(|b| fast.entry(b, limit)) {
+                if let Some(t0) = sub.get(c).and_then(|b| fast.entry(b, limit)) {
                     let mut j = k;
                     while j > 0 && order[j - 1].0 < t0 {
                         order[j] = order[j - 1];
@@ -1030,17 +1036,18 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             out.dedup_by_key(|h| h.handle);
             return;
         }
+        let sub = self.sub.now();
         let stack = &mut scratch.stack;
         stack.clear();
         let reaches =
             |b: Option<&crate::Aabb<V>>| b.is_some_and(|b| ray.clip_aabb(b, max_dist).is_some());
-        if reaches(self.sub.get(self.root)) {
+        if reaches(sub.get(self.root)) {
             stack.push((self.root, false));
         }
         while let Some((n, _)) = stack.pop() {
             let node = self.node(n);
             counters.node_visits += 1;
-            let boxes = self.sub.chunks(n);
+            let boxes = sub.chunks(n);
             for (ci, chunk) in self.items(node).chunks(CHUNK).enumerate() {
                 if !reaches(boxes.get(ci)) && !boxes.is_empty() {
                     continue;
@@ -1061,7 +1068,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                 }
             }
             for &c in node.children() {
-                if c != NONE && reaches(self.sub.get(c)) {
+                if c != NONE && reaches(sub.get(c)) {
                     stack.push((c, false));
                 }
             }
@@ -1090,24 +1097,27 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         knn.start(k);
         self.nearest_pending(counters, point, filter, knn);
         let dist = |b: &crate::Aabb<V>| b.distance_squared_to_point(point).sqrt();
-        let Some(all) = (self.root != NONE)
-            .then(|| self.sub.get(self.root))
-            .flatten()
-        else {
+        if self.root == NONE {
             knn.finish(out);
             return;
-        };
+        }
         if let Some(g) = self.grid
-            && self.nearest_on_grid(g, all, counters, point, filter, knn)
+            && let Some(reach) = g.reach()
+            && self.nearest_on_grid(g, &reach, counters, point, filter, knn)
         {
             knn.finish(out);
             return;
         }
+        let sub = self.sub.now();
+        let Some(all) = sub.get(self.root) else {
+            knn.finish(out);
+            return;
+        };
         knn.push_node(self.root, dist(all));
         while let Some(n) = knn.pop_node() {
             counters.node_visits += 1;
             let node = self.node(n);
-            let boxes = self.sub.chunks(n);
+            let boxes = sub.chunks(n);
             for (ci, chunk) in self.items(node).chunks(CHUNK).enumerate() {
                 if boxes.get(ci).is_some_and(|b| dist(b) > knn.bound()) {
                     continue;
@@ -1129,7 +1139,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
                 }
             }
             for &c in node.children() {
-                if let Some(b) = (c != NONE).then(|| self.sub.get(c)).flatten() {
+                if let Some(b) = (c != NONE).then(|| sub.get(c)).flatten() {
                     let d = dist(b);
                     if d <= knn.bound() {
                         knn.push_node(c, d);
@@ -1161,7 +1171,9 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
     /// object the cube misses is farther than its half side from the
     /// point, so farther than the k-th best: none is missed. The first
     /// cube would hold about `k` objects if they were spread evenly over
-    /// `all`, the box around the tree's objects; a cube that finds `k`
+    /// `all`, a box that holds every object's box (the grid's reach, a
+    /// little larger than the box around them: the query boxes, which a
+    /// build step may leave out of date, are not read); a cube that finds `k`
     /// sets the next one's half side to the k-th best distance (the last
     /// cube), one that finds fewer doubles it until it holds `all`. Each
     /// cube starts the search anew (the queue offered again; every test

@@ -246,6 +246,8 @@ pub(crate) struct Grid {
     /// Whether the last build filled the grid (`false`: too crowded, the
     /// tree is searched instead).
     ok: bool,
+    /// [`Grid::reach`], found at the end of each build.
+    reach: Option<[[f32; 3]; 2]>,
 }
 
 /// A search's buffers: the box hits waiting for their exact test, and the
@@ -1000,6 +1002,62 @@ impl Grid {
         self.n
     }
 
+    /// A box that holds every object's box, found without a pass over
+    /// the objects: each level's cells grown by how far its objects stick
+    /// out of them (a refit keeps that up to date), and a little more.
+    /// Each bound is checked with the cell coordinates the grid itself
+    /// computes (`(x - origin) * inv`, monotone in `x`): an object of the
+    /// level lies within `-ext..dims + ext` cells, so within a bound whose
+    /// cell coordinate is beyond that. `None` for an empty grid, or where
+    /// no finite bound passes the check.
+    #[inline]
+    pub fn reach<V: Vector>(&self) -> Option<crate::Aabb<V>> {
+        let [lo, hi] = self.reach?;
+        let (mut min, mut max) = (V::ZERO, V::ZERO);
+        for a in 0..V::DIM {
+            (min, max) = (min.with(a, lo[a]), max.with(a, hi[a]));
+        }
+        Some(crate::Aabb { min, max })
+    }
+
+    /// [`Grid::reach`], computed (at the end of a build).
+    fn find_reach<V: Vector>(&self) -> Option<[[f32; 3]; 2]> {
+        if !self.ok {
+            return None;
+        }
+        let (mut min, mut max) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+        for &l in &self.used {
+            let lv = &self.levels[l as usize];
+            let ext = lv.ext.max(0.0);
+            let side = 1.0 / f64::from(lv.inv);
+            for a in 0..V::DIM {
+                let (o, top) = (self.origin[a], lv.dims[a] as f32 + ext);
+                let cell = |x: f32| (x - o) * lv.inv;
+                // A sixteenth of a cell beyond, doubled until it passes.
+                let (mut lo, mut hi) = (None, None);
+                let mut margin = 1.0 / 16.0;
+                for _ in 0..24 {
+                    let out = (f64::from(ext) + margin) * side;
+                    let l = (f64::from(o) - out) as f32;
+                    let h = (f64::from(o) + f64::from(lv.dims[a]) * side + out) as f32;
+                    if lo.is_none() && l.is_finite() && cell(l) < -ext {
+                        lo = Some(l);
+                    }
+                    if hi.is_none() && h.is_finite() && cell(h) > top {
+                        hi = Some(h);
+                    }
+                    if lo.is_some() && hi.is_some() {
+                        break;
+                    }
+                    margin *= 2.0;
+                }
+                min[a] = min[a].min(lo?);
+                max[a] = max[a].max(hi?);
+            }
+        }
+        (min[0] <= max[0]).then_some([min, max])
+    }
+
     /// Whether the last build filled the grid (`false` where it would
     /// have been too crowded, and before the first build).
     #[inline]
@@ -1019,6 +1077,7 @@ impl Grid {
         follow: &Follow<L, P>,
     ) {
         self.ok = self.refit(follow) || self.sort(items(), 1, follow, None);
+        self.reach = self.find_reach::<V>();
     }
 
     /// [`Grid::build`], its sort on rayon's threads where the feature is
@@ -1039,6 +1098,7 @@ impl Grid {
             let items = items();
             self.sort(items, build_parts(items.len()), follow, survey)
         };
+        self.reach = self.find_reach::<V>();
     }
 
     /// [`Grid::build_par`], its refit on rayon's threads too (the
@@ -1057,6 +1117,7 @@ impl Grid {
     ) {
         let parts = build_parts(follow.filed);
         self.ok = self.refit_par(follow, parts) || self.sort(items(), parts, follow, None);
+        self.reach = self.find_reach::<V>();
     }
 
     /// A new sort of the objects ([`Grid::fill`]), which `follow`'s
@@ -2418,6 +2479,93 @@ mod tests {
         found.sort_unstable();
         assert_eq!(found, brute_pairs(&t), "the refit grid's pairs");
         t.validate().expect("a valid tree and grid");
+    }
+
+    /// Every object's box lies inside the grid's reach, after a sort and
+    /// after refits that left objects out of their cells (the reach grows
+    /// with each level's `ext`); far from the origin too, where it is
+    /// either such a box or `None`.
+    #[test]
+    #[cfg_attr(miri, ignore = "no unsafe; minutes under Miri")]
+    fn the_reach_holds_every_object() {
+        fn check<V: Vector>(t: &LooseOrthtree<V, u32>, what: &str) -> bool {
+            let reach = t.core().grid.with_current(|g| g.reach::<V>());
+            let Some(reach) = reach else {
+                return false;
+            };
+            for (h, o) in t.objects() {
+                let b = o.aabb();
+                for a in 0..V::DIM {
+                    assert!(
+                        reach.min.get(a) < b.min.get(a) && b.max.get(a) < reach.max.get(a),
+                        "{what}: {h:?} {b:?} outside {reach:?}"
+                    );
+                }
+            }
+            true
+        }
+        fn run<V: Vector>(offset: f32) -> usize {
+            let mut t = scene::<V>(300);
+            if offset != 0.0 {
+                let moves: Vec<_> = t.objects().map(|(h, o)| (h, o.shape)).collect();
+                for (h, shape) in moves {
+                    let moved = match shape {
+                        Shape::Sphere(s) => Shape::sphere(s.center + V::splat(offset), s.radius),
+                        Shape::Box(b) => Shape::Box(Aabb {
+                            min: b.min + V::splat(offset),
+                            max: b.max + V::splat(offset),
+                        }),
+                    };
+                    t.update(h, moved).expect("inside the world");
+                }
+            }
+            let mut pairs = Vec::new();
+            t.pairs(&mut pairs);
+            let mut held = usize::from(check(&t, "sorted"));
+            let refits = |t: &LooseOrthtree<V, u32>| t.core().grid.with_current(|g| g.refits);
+            let mut followed = 0;
+            for k in 1..=6 {
+                // Small steps, some out of their cells: followed.
+                nudge(&mut t, k, 0.02, 0.06);
+                t.pairs(&mut pairs);
+                followed += usize::from(refits(&t) > 0);
+                held += usize::from(check(&t, "refit"));
+                t.flush();
+                held += usize::from(check(&t, "after the build step"));
+            }
+            // The lowest of the large objects (radius 6, a level of cells
+            // of side 16) moves down by 1.5: below the box the grid was
+            // sorted in, by more than the reach's margin beyond the
+            // levels' `ext` (a sixteenth of a cell), less than a refit's
+            // drift, and the refit follows it.
+            let (h, low) = t
+                .objects()
+                .filter(|(_, o)| o.value % 17 == 0)
+                .map(|(h, o)| (h, o.shape))
+                .min_by(|a, b| a.1.aabb().min.get(0).total_cmp(&b.1.aabb().min.get(0)))
+                .expect("objects");
+            let d = V::ZERO.with(0, -1.5);
+            let moved = match low {
+                Shape::Sphere(s) => Shape::sphere(s.center + d, s.radius),
+                Shape::Box(b) => Shape::Box(Aabb {
+                    min: b.min + d,
+                    max: b.max + d,
+                }),
+            };
+            let before = refits(&t);
+            t.update(h, moved).expect("inside the world");
+            t.pairs(&mut pairs);
+            held += usize::from(check(&t, "one object out"));
+            if offset == 0.0 {
+                assert!(followed > 0, "a refit happened");
+                assert_eq!(refits(&t), before + 1, "the low object is followed");
+            }
+            held
+        }
+        assert_eq!(run::<Vec3>(0.0), 14, "a reach at every step");
+        assert_eq!(run::<Vec2>(0.0), 14, "a reach at every step");
+        run::<Vec3>(1e6);
+        run::<Vec3>(3e12);
     }
 
     // The refit's other tests add no `unsafe` (the chunk tests' loads and

@@ -170,6 +170,105 @@ fn queued_objects_find_their_pairs_on_the_built_grid() {
     queued_pairs_on_a_built_grid(bsp(cube(-10.0, 110.0)));
 }
 
+/// Frames of moves, each ended by the build step: with the grid built,
+/// the step leaves the boxes a tree walk prunes by out of date, and the
+/// queries search the grid; one more move (no build step after it) sends
+/// the queries to the tree, whose first walk brings those boxes up to
+/// date with every move since they last were (this frame's and the ones
+/// before it). The objects are small balls far apart, moved by up to
+/// four radii: most moves keep their node, and a box left out of date
+/// hides the object from a query at its new centre. `many` moves every
+/// object each frame (the boxes are then recomputed whole), otherwise a
+/// few (their nodes only). Every answer is the brute force's, every
+/// object is found at its centre, and `validate` holds after every step.
+fn moves_across_build_steps<S: SpatialIndex<Vec3, u32>>(mut t: S, many: bool, seed: u64) {
+    use crate::common::{in_cube, rng};
+    use rand::Rng as _;
+    let mut r = rng(seed);
+    let mut b = BruteForce::new();
+    let mut handles = Vec::new();
+    let mut at = Vec::new();
+    for i in 0..400u32 {
+        let c = Vec3::new((i % 20) as f32 * 5.0, (i / 20) as f32 * 5.0, 50.0);
+        let shape = Shape::sphere(c, 0.2);
+        handles.push(t.insert(ObjectDesc::new(shape, i)).unwrap());
+        b.insert(ObjectDesc::new(shape, i)).unwrap();
+        at.push(c);
+    }
+    t.flush();
+    b.flush();
+    let points: Vec<Vec3> = (0..20).map(|_| in_cube(&mut r, 0.0, 100.0)).collect();
+    let sorted = |mut v: Vec<Handle>| {
+        v.sort();
+        v
+    };
+    // The brute force's answers, and each object at its own centre.
+    let ask = |t: &S, b: &BruteForce<Vec3, u32>, at: &[Vec3], what: &str| {
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        let (mut nx, mut ny) = (Vec::new(), Vec::new());
+        for &p in &points {
+            t.query_radius(p, 6.0, Filter::ALL, &mut x);
+            b.query_radius(p, 6.0, Filter::ALL, &mut y);
+            assert_eq!(
+                sorted(x.clone()),
+                sorted(y.clone()),
+                "{what}: radius at {p}"
+            );
+            t.nearest_k(p, 5, Filter::ALL, &mut nx);
+            b.nearest_k(p, 5, Filter::ALL, &mut ny);
+            let d = |n: &[sparti::Neighbor]| n.iter().map(|n| n.distance).collect::<Vec<_>>();
+            assert_eq!(d(&nx), d(&ny), "{what}: nearest at {p}");
+        }
+        for (&h, &c) in handles.iter().zip(at) {
+            t.query_radius(c, 0.01, Filter::ALL, &mut x);
+            assert!(x.contains(&h), "{what}: {h:?} not found at its centre {c}");
+        }
+    };
+    let mut step = |t: &mut S, b: &mut BruteForce<Vec3, u32>, at: &mut [Vec3], k: usize| {
+        let d = Vec3::new(
+            r.random_range(-0.8..0.8),
+            r.random_range(-0.8..0.8),
+            r.random_range(-0.8..0.8),
+        );
+        at[k] += d;
+        let shape = Shape::sphere(at[k], 0.2);
+        t.update(handles[k], shape).unwrap();
+        b.update(handles[k], shape).unwrap();
+    };
+    let asked = (2 * points.len() + handles.len()) as u64;
+    for frame in 0..4 {
+        let moved = if many { 400 } else { 3 };
+        for k in 0..moved {
+            step(&mut t, &mut b, &mut at, (k * 37 + frame * 11) % 400);
+        }
+        t.flush();
+        t.validate().unwrap();
+        t.reset_counters();
+        ask(&t, &b, &at, "after the build step");
+        let c = t.counters();
+        assert_eq!(c.grid_searches, asked, "{c:?}");
+        t.validate().unwrap();
+        // One more move, no build step: the queries walk the tree.
+        step(&mut t, &mut b, &mut at, (frame * 101 + 7) % 400);
+        t.validate().unwrap();
+        t.reset_counters();
+        ask(&t, &b, &at, "after a move");
+        let c = t.counters();
+        assert_eq!(c.grid_searches, 0, "{c:?}");
+        assert!(c.node_visits > 0, "{c:?}");
+        t.validate().unwrap();
+    }
+}
+
+#[test]
+fn moves_across_build_steps_are_found_by_the_tree_walks() {
+    for many in [false, true] {
+        moves_across_build_steps(octree(-10.0, 110.0), many, 1);
+        moves_across_build_steps(loose(-10.0, 110.0), many, 2);
+        moves_across_build_steps(bsp(cube(-10.0, 110.0)), many, 3);
+    }
+}
+
 fn pending_moves_and_removals<S: SpatialIndex<Vec3, u32>>(mut t: S) {
     let a = t
         .insert(ObjectDesc::new(ball(0.0, 0.0, 0.0, 1.0), 0))
