@@ -471,8 +471,8 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         // change: the query boxes are left to the first tree walk after a
         // change (`QueryBoxes::now`), which may never come. (After a frame
         // of moves, bringing them up to date here read every moved
-        // object's box from the store: at 100k objects, 9-11 ms a frame,
-        // as long as the pair search.) Otherwise the queries walk the
+        // object's box from the store: at 100k objects, 12-14 ms a frame,
+        // more than half the pair search's time.) Otherwise the queries walk the
         // tree, and the boxes are brought up to date here, from the boxes
         // of the nodes they recompute in the store. After a bulk build
         // they are made here in any case, from the build's boxes in
