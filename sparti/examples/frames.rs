@@ -21,6 +21,13 @@
 //! its objects level by level would have them.
 //! `SCENARIO=clustered` (or `flat`, `bullets`) runs another scenario of
 //! the scene kit than `uniform`, the default.
+//! `QUERIES=k` asks `k` radius queries (radius 4, around objects spread
+//! over the scene) after each frame's pair search, as a game's other
+//! systems do, and prints their time and how many searched the grid.
+//! `STEP=flush` ends each frame's changes with `flush` instead of
+//! `end_frame` (the README's frame: the grid is then sorted in "update"),
+//! `STEP=after` calls `flush` after the pair search, before the queries
+//! (the Bevy plugin's frame; timed with the queries).
 //! The objects' new positions are computed first, untimed (the game's
 //! work); "update" is the time of sparti's calls (`update` or
 //! `update_many`, then `end_frame`), "pairs" that of the pair search.

@@ -612,10 +612,10 @@ pub trait SpatialIndex<V: Vector, T> {
     /// where the objects are too crowded for it). Until the next change,
     /// every query (regions, rays, k nearest) searches that grid rather
     /// than walk the tree: the same results (a region query's in another
-    /// order), found faster (BENCHMARKS.md). Where the grid is not built,
-    /// and after a bulk build, it also brings the boxes a tree walk prunes
-    /// by up to date; otherwise the first query that walks the tree does
-    /// (after a change), once. Queries are exact without the build step,
+    /// order), found faster (BENCHMARKS.md). Where it sorts the grid and
+    /// finds it too crowded, and after a bulk build, it also brings the
+    /// boxes a tree walk prunes by up to date; otherwise the first query
+    /// that walks the tree does (after a change), once. Queries are exact without the build step,
     /// but walk the tree and test queued insertions one by one (see the
     /// trait's docs). [`Counters::grid_searches`] counts the searches the
     /// grid answered. Calling it after a pair search (which brought the

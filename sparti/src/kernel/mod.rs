@@ -421,7 +421,8 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     /// Brings the grid up to date now (the build step): the queries use
     /// it from now until the next change. Where it is not built (too
     /// crowded), the queries walk the tree, and the query boxes are
-    /// brought up to date too; after a bulk build, always.
+    /// brought up to date too, unless a pair search had already brought
+    /// the grid up to date; after a bulk build, always.
     /// `survey`, where given, is that of every object in the lists (from
     /// [`build_pending`]): a new sort of the grid starts from it instead
     /// of reading every entry for it.
@@ -457,6 +458,10 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         // end: between build steps the lists hold no box.
         let copy = std::cell::OnceCell::new();
         let follow = follow(store, &self.pending);
+        // Up to date already: a pair search since the last change built
+        // it (or found it too crowded), and this step only lets the
+        // queries use it.
+        let searched = self.grid.is_fresh();
         self.grid.settle(|g| {
             g.build_par(
                 || match &built {
@@ -471,15 +476,18 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         // change: the query boxes are left to the first tree walk after a
         // change (`QueryBoxes::now`), which may never come. (After a frame
         // of moves, bringing them up to date here read every moved
-        // object's box from the store: at 100k objects, 9-11 ms a frame,
-        // as long as the pair search.) Otherwise the queries walk the
+        // object's box from the store: at 100k objects, 12-14 ms a frame,
+        // more than half the pair search's time.) Otherwise the queries walk the
         // tree, and the boxes are brought up to date here, from the boxes
         // of the nodes they recompute in the store. After a bulk build
         // they are made here in any case, from the build's boxes in
         // order (about 8 ms at a million objects), so that the first tree
         // walk after the first change never has to read every box from
-        // the store.
-        if built.is_some() || !self.grid.peek().is_some_and(grid::Grid::is_built) {
+        // the store. A step that only lets the queries use the grid a pair
+        // search left (too crowded, the queries walk the tree) leaves them
+        // to the first of those queries too, as `end_frame` does: it then
+        // costs nothing.
+        if built.is_some() || (!searched && !self.grid.peek().is_some_and(grid::Grid::is_built)) {
             self.sub.settle(|s| {
                 moved.mark_into(s, store);
                 match &built {
@@ -2675,6 +2683,71 @@ mod tests {
         let want = values(&|h| brute.get(h).expect("live").value, &want);
         assert!(!want.is_empty(), "the crowd's pairs");
         assert_eq!(values(&|h| index.get(h).expect("live").value, &got), want);
+    }
+
+    /// The build step after a pair search (the grid up to date) does no
+    /// work, also where the objects are too crowded for the grid: the
+    /// query boxes are left to the first query that walks the tree, which
+    /// finds the brute force's objects. A build step after moves brings
+    /// them up to date where the grid is not built.
+    #[test]
+    #[cfg_attr(miri, ignore = "no unsafe; minutes under Miri")]
+    fn a_build_step_after_a_pair_search_costs_nothing() {
+        use crate::kernel::Family as _;
+        let mut t = LooseOrthtree::<Vec3, u32>::new();
+        let mut b = crate::BruteForce::<Vec3, u32>::new();
+        let at = |i: u32| Vec3::new(5.0 + (i % 7) as f32 * 1e-3, 5.0, 5.0);
+        let mut handles = Vec::new();
+        for i in 0..600 {
+            let s = Shape::sphere(at(i), 0.5);
+            handles.push((
+                t.insert(ObjectDesc::new(s, i)).expect("valid"),
+                b.insert(ObjectDesc::new(s, i)).expect("valid"),
+            ));
+        }
+        t.flush();
+        let mut pairs = Vec::new();
+        t.pairs(&mut pairs);
+        assert!(
+            !t.core().grid.peek().expect("fresh").is_built(),
+            "too crowded"
+        );
+        for frame in 1..=3u32 {
+            for (i, &(h, g)) in handles.iter().enumerate() {
+                let s = Shape::sphere(at(i as u32 + frame), 0.5);
+                t.update(h, s).expect("inside");
+                b.update(g, s).expect("valid");
+            }
+            t.end_frame();
+            t.pairs(&mut pairs);
+            t.flush();
+            assert!(!t.core().sub.is_fresh(), "left to the first tree walk");
+            let (mut x, mut y) = (Vec::new(), Vec::new());
+            t.query_radius(at(0), 0.01, crate::Filter::ALL, &mut x);
+            b.query_radius(at(0), 0.01, crate::Filter::ALL, &mut y);
+            let value = |t: &dyn Fn(Handle) -> u32, v: &[Handle]| {
+                let mut v: Vec<u32> = v.iter().map(|&h| t(h)).collect();
+                v.sort_unstable();
+                v
+            };
+            assert_eq!(
+                value(&|h| t.get(h).expect("live").value, &x),
+                value(&|h| b.get(h).expect("live").value, &y)
+            );
+            assert_eq!(x.len(), 600);
+            assert!(
+                t.core().sub.is_fresh(),
+                "the tree walk brought them up to date"
+            );
+            t.validate().expect("valid");
+        }
+        // Moves, then the build step: the grid is sorted anew (still too
+        // crowded) and the query boxes brought up to date with it.
+        for &(h, _) in &handles {
+            t.update(h, Shape::sphere(at(1), 0.5)).expect("inside");
+        }
+        t.flush();
+        assert!(t.core().sub.is_fresh(), "made by the build step");
     }
 
     #[test]
