@@ -1744,8 +1744,8 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         // objects 5-10% slower).
         if g.n >= ASK_FROM {
             for &[i, j] in cand.iter() {
-                store.prefetch_slot(slot_of(g.slot[i as usize]));
-                store.prefetch_slot(slot_of(g.slot[j as usize]));
+                store.prefetch_obj(slot_of(g.slot[i as usize]));
+                store.prefetch_obj(slot_of(g.slot[j as usize]));
             }
         }
         // The tests without a branch on their outcome (about one box hit in

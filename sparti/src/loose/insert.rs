@@ -147,7 +147,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         }
         for &slot in pending {
             let (node, pos) = place[slot as usize];
-            let s = self.core.store.slot_mut(slot);
+            let s = self.core.store.place_mut(slot);
             s.node = node;
             s.pos = pos;
         }
@@ -325,7 +325,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             let n = ids[t];
             let base = self.core.file_items(n, &group);
             for (q, it) in group.iter().enumerate() {
-                let s = self.core.store.slot_mut(it.slot());
+                let s = self.core.store.place_mut(it.slot());
                 s.node = n;
                 s.pos = base + q as u32;
             }
