@@ -213,13 +213,21 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         }
     }
 
-    /// [`Store::prefetch_obj`] and the slot's place, for a move of it.
+    /// Asks for the place of slot `i` (its generation, which its handle
+    /// reads), as [`Store::prefetch_obj`] asks for its object.
     #[inline]
-    pub fn prefetch_slot(&self, i: u32) {
-        self.prefetch_obj(i);
+    pub fn prefetch_place(&self, i: u32) {
         if let Some(p) = self.places.get(i as usize) {
             crate::kernel::prefetch(p);
         }
+    }
+
+    /// [`Store::prefetch_obj`] and [`Store::prefetch_place`], for a move
+    /// of the object.
+    #[inline]
+    pub fn prefetch_slot(&self, i: u32) {
+        self.prefetch_obj(i);
+        self.prefetch_place(i);
     }
 
     #[inline]

@@ -465,7 +465,7 @@ impl Selected {
         report: impl FnOnce(&mut Self),
     ) {
         // Asked for now, read at the report.
-        store.prefetch_obj(slot);
+        store.prefetch_slot(slot);
         self.slots[self.n] = slot;
         self.inside[self.n] = inside;
         self.n += 1;
