@@ -1,9 +1,9 @@
 //! The objects: a generational arena shared by every structure.
 //!
-//! Each slot keeps the object and, apart, its place: where its structure
-//! filed it (`node`, `pos`), so a structure reaches an object's place in
-//! O(1), and the slot's generation, so a handle whose generation no
-//! longer matches is refused.
+//! Each slot keeps the object and, apart, its generation, so a handle
+//! whose generation no longer matches is refused, and its place: where
+//! its structure filed it (`node`, `pos`), so a structure reaches an
+//! object's place in O(1).
 
 use crate::{Error, Handle, Object};
 
@@ -15,13 +15,12 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// the flag in the top bit, and `NONE` marks room.
 pub(crate) const SLOTS: u32 = (1 << 31) - 1;
 
-/// Where a slot's structure filed its object, and the slot's generation:
-/// kept apart from the objects, so that the objects' array is the one a
-/// bulk insertion hands over ([`Store::adopt`]) and the searches that
-/// read only objects read no places.
+/// Where a slot's structure filed its object: kept apart from the
+/// objects, so that the objects' array is the one a bulk insertion hands
+/// over ([`Store::adopt`]) and the searches, which read objects and
+/// generations (for the handles they report), read no places.
 #[derive(Clone, Copy)]
 pub(crate) struct Place {
-    generation: u32,
     /// The structure's node holding the object (or `NONE`).
     pub node: u32,
     /// The object's index in that node's item list.
@@ -29,17 +28,15 @@ pub(crate) struct Place {
 }
 
 impl Place {
-    const NEW: Self = Self {
-        generation: 0,
-        node: NONE,
-        pos: 0,
-    };
+    const NEW: Self = Self { node: NONE, pos: 0 };
 }
 
 /// Objects by slot index, with a free list and generations.
 pub(crate) struct Store<O> {
     /// The objects by slot (`None`: a free slot).
     objs: Vec<Option<O>>,
+    /// The generations by slot (as long as `objs`).
+    gens: Vec<u32>,
     /// The places by slot (as long as `objs`).
     places: Vec<Place>,
     free: Vec<u32>,
@@ -53,6 +50,7 @@ impl<O> Default for Store<O> {
     fn default() -> Self {
         Self {
             objs: Vec::new(),
+            gens: Vec::new(),
             places: Vec::new(),
             free: Vec::new(),
             len: 0,
@@ -76,6 +74,7 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
                     .filter(|&i| i < SLOTS)
                     .ok_or(Error::TooManyObjects)?;
                 self.objs.push(Some(obj));
+                self.gens.push(0);
                 self.places.push(Place::NEW);
                 i
             }
@@ -84,7 +83,7 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         self.epoch += 1;
         Ok(Handle {
             index,
-            generation: self.places[index as usize].generation,
+            generation: self.gens[index as usize],
         })
     }
 
@@ -106,13 +105,8 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         debug_assert!(objs.len() <= SLOTS as usize, "room checked");
         let n = objs.len();
         self.objs = objs;
-        self.places = (0..n as u32)
-            .map(|pos| Place {
-                generation: 0,
-                node: NONE,
-                pos,
-            })
-            .collect();
+        self.gens = vec![0; n];
+        self.places = (0..n as u32).map(|pos| Place { node: NONE, pos }).collect();
         self.len = n;
         self.epoch += n as u64;
     }
@@ -133,6 +127,7 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
     pub fn reserve(&mut self, n: usize) {
         let more = n.saturating_sub(self.free.len());
         self.objs.reserve(more);
+        self.gens.reserve(more);
         self.places.reserve(more);
     }
 
@@ -140,8 +135,8 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
     #[inline]
     pub fn resolve(&self, h: Handle) -> Result<u32, Error> {
         let i = h.index as usize;
-        match (self.places.get(i), self.objs.get(i)) {
-            (Some(p), Some(Some(_))) if p.generation == h.generation => Ok(h.index),
+        match (self.gens.get(i), self.objs.get(i)) {
+            (Some(&g), Some(Some(_))) if g == h.generation => Ok(h.index),
             _ => Err(Error::StaleHandle(h)),
         }
     }
@@ -151,15 +146,15 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         let obj = self.objs[i as usize]
             .take()
             .expect("remove of an empty slot");
-        let s = &mut self.places[i as usize];
-        s.node = NONE;
+        self.places[i as usize].node = NONE;
+        let g = &mut self.gens[i as usize];
         // A slot whose generation would wrap is retired, so an old handle can
         // never name a new object.
-        if s.generation < u32::MAX - 1 {
-            s.generation += 1;
+        if *g < u32::MAX - 1 {
+            *g += 1;
             self.free.push(i);
         } else {
-            s.generation = u32::MAX;
+            *g = u32::MAX;
         }
         self.len -= 1;
         self.epoch += 1;
@@ -178,7 +173,7 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
     pub fn handle(&self, i: u32) -> Handle {
         Handle {
             index: i,
-            generation: self.places[i as usize].generation,
+            generation: self.gens[i as usize],
         }
     }
 
@@ -213,21 +208,24 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         }
     }
 
-    /// Asks for the place of slot `i` (its generation, which its handle
-    /// reads), as [`Store::prefetch_obj`] asks for its object.
+    /// Asks for the generation of slot `i` (which its handle reads), as
+    /// [`Store::prefetch_obj`] asks for its object.
     #[inline]
-    pub fn prefetch_place(&self, i: u32) {
-        if let Some(p) = self.places.get(i as usize) {
-            crate::kernel::prefetch(p);
+    pub fn prefetch_gen(&self, i: u32) {
+        if let Some(g) = self.gens.get(i as usize) {
+            crate::kernel::prefetch(g);
         }
     }
 
-    /// [`Store::prefetch_obj`] and [`Store::prefetch_place`], for a move
-    /// of the object.
+    /// Asks for all of slot `i`, for a move of its object: the object,
+    /// its generation and its place.
     #[inline]
     pub fn prefetch_slot(&self, i: u32) {
         self.prefetch_obj(i);
-        self.prefetch_place(i);
+        self.prefetch_gen(i);
+        if let Some(p) = self.places.get(i as usize) {
+            crate::kernel::prefetch(p);
+        }
     }
 
     #[inline]
@@ -291,6 +289,7 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
     /// Bytes held (capacities): the objects and their places.
     pub fn memory_bytes(&self) -> usize {
         self.objs.capacity() * size_of::<Option<Object<V, T>>>()
+            + self.gens.capacity() * size_of::<u32>()
             + self.places.capacity() * size_of::<Place>()
             + self.free.capacity() * size_of::<u32>()
     }
@@ -299,14 +298,14 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
     pub fn objects(&self) -> impl Iterator<Item = (Handle, &Object<V, T>)> {
         self.objs
             .iter()
-            .zip(&self.places)
+            .zip(&self.gens)
             .enumerate()
-            .filter_map(|(i, (o, p))| {
+            .filter_map(|(i, (o, &generation))| {
                 o.as_ref().map(|o| {
                     (
                         Handle {
                             index: i as u32,
-                            generation: p.generation,
+                            generation,
                         },
                         o,
                     )

@@ -1773,12 +1773,12 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
             found += usize::from(hit);
         }
         counters.shape_tests += tests;
-        // The pairs' handles read their slots' places (generations),
-        // asked for at once in the same way.
+        // The pairs' handles read their slots' generations, asked for at
+        // once in the same way.
         if g.n >= ASK_FROM {
             for &[sa, sb] in &cand[..found] {
-                store.prefetch_place(sa);
-                store.prefetch_place(sb);
+                store.prefetch_gen(sa);
+                store.prefetch_gen(sb);
             }
         }
         for &[sa, sb] in &cand[..found] {
