@@ -217,15 +217,21 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         }
     }
 
+    /// Asks for the place of slot `i`, for its filing.
+    #[inline]
+    pub fn prefetch_place(&self, i: u32) {
+        if let Some(p) = self.places.get(i as usize) {
+            crate::kernel::prefetch(p);
+        }
+    }
+
     /// Asks for all of slot `i`, for a move of its object: the object,
     /// its generation and its place.
     #[inline]
     pub fn prefetch_slot(&self, i: u32) {
         self.prefetch_obj(i);
         self.prefetch_gen(i);
-        if let Some(p) = self.places.get(i as usize) {
-            crate::kernel::prefetch(p);
-        }
+        self.prefetch_place(i);
     }
 
     #[inline]

@@ -302,7 +302,11 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             group.clear();
             for (q, &key) in keys[j..end].iter().enumerate() {
                 if let Some(&ahead) = keys.get(j + q + FILE_AHEAD) {
-                    self.core.prefetch_slot((ahead & smask) as u32);
+                    // Its object, read here, and its place, written
+                    // when its group is filed (not its generation).
+                    let slot = (ahead & smask) as u32;
+                    self.core.store.prefetch_obj(slot);
+                    self.core.store.prefetch_place(slot);
                 }
                 let slot = (key & smask) as u32;
                 let o = self.core.store.obj(slot);
