@@ -54,7 +54,7 @@ impl<V: Vector, T> BruteForce<V, T> {
     fn push_item(&mut self, slot: u32) {
         let o = self.store.obj(slot);
         let item = Item::new(o.aabb(), slot, o.is_static);
-        let s = self.store.slot_mut(slot);
+        let s = self.store.place_mut(slot);
         s.node = 0;
         s.pos = self.items.len() as u32;
         self.items.push(item);
@@ -87,17 +87,17 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
         let aabb = checked_aabb(&shape)?;
         let o = self.store.obj_mut(slot);
         o.shape = shape;
-        let pos = self.store.slot(slot).pos as usize;
+        let pos = self.store.place(slot).pos as usize;
         self.items[pos].aabb = aabb;
         Ok(())
     }
 
     fn remove(&mut self, h: Handle) -> Result<T, Error> {
         let slot = self.store.resolve(h)?;
-        let pos = self.store.slot(slot).pos as usize;
+        let pos = self.store.place(slot).pos as usize;
         self.items.swap_remove(pos);
         if let Some(moved) = self.items.get(pos) {
-            self.store.slot_mut(moved.slot()).pos = pos as u32;
+            self.store.place_mut(moved.slot()).pos = pos as u32;
         }
         Ok(self.store.remove(slot).value)
     }
@@ -272,8 +272,7 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
             leaves: 1,
             max_depth: 0,
             objects_per_node,
-            memory_bytes: self.store.capacity()
-                * core::mem::size_of::<crate::store::Slot<Object<V, T>>>()
+            memory_bytes: self.store.memory_bytes()
                 + self.items.capacity() * core::mem::size_of::<Item<V>>(),
         }
     }
@@ -289,8 +288,8 @@ impl<V: Vector, T> SpatialIndex<V, T> for BruteForce<V, T> {
             )));
         }
         for (pos, it) in self.items.iter().enumerate() {
-            let s = self.store.slot(it.slot());
-            let Some(o) = s.get() else {
+            let s = self.store.place(it.slot());
+            let Some(o) = self.store.get_obj(it.slot()) else {
                 return Err(ValidationError(format!("item {pos} names a free slot")));
             };
             if s.pos as usize != pos || o.aabb() != it.aabb {

@@ -495,6 +495,11 @@ pub trait SpatialIndex<V: Vector, T> {
     /// Inserts many objects at once, returning their handles in order.
     /// All are checked first: on error nothing is inserted.
     ///
+    /// Into an index that has never held an object, the trees make the
+    /// objects in the vector's own memory and keep it: a level's first
+    /// load copies nothing (and keeps the vector's spare capacity for
+    /// later insertions).
+    ///
     /// # Errors
     /// As [`SpatialIndex::insert`], for the first bad object.
     fn insert_many(&mut self, descs: Vec<ObjectDesc<V, T>>) -> Result<Vec<Handle>, Error>;

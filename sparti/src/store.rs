@@ -1,8 +1,9 @@
 //! The objects: a generational arena shared by every structure.
 //!
-//! Each slot keeps the object and where its structure filed it (`node`,
-//! `pos`), so a structure reaches an object's place in O(1) and a handle
-//! whose generation no longer matches is refused.
+//! Each slot keeps the object and, apart, its generation, so a handle
+//! whose generation no longer matches is refused, and its place: where
+//! its structure filed it (`node`, `pos`), so a structure reaches an
+//! object's place in O(1).
 
 use crate::{Error, Handle, Object};
 
@@ -14,18 +15,30 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// the flag in the top bit, and `NONE` marks room.
 pub(crate) const SLOTS: u32 = (1 << 31) - 1;
 
-pub(crate) struct Slot<O> {
-    generation: u32,
+/// Where a slot's structure filed its object: kept apart from the
+/// objects, so that the objects' array is the one a bulk insertion hands
+/// over ([`Store::adopt`]) and the searches, which read objects and
+/// generations (for the handles they report), read no places.
+#[derive(Clone, Copy)]
+pub(crate) struct Place {
     /// The structure's node holding the object (or `NONE`).
     pub node: u32,
     /// The object's index in that node's item list.
     pub pos: u32,
-    pub obj: Option<O>,
+}
+
+impl Place {
+    const NEW: Self = Self { node: NONE, pos: 0 };
 }
 
 /// Objects by slot index, with a free list and generations.
 pub(crate) struct Store<O> {
-    slots: Vec<Slot<O>>,
+    /// The objects by slot (`None`: a free slot).
+    objs: Vec<Option<O>>,
+    /// The generations by slot (as long as `objs`).
+    gens: Vec<u32>,
+    /// The places by slot (as long as `objs`).
+    places: Vec<Place>,
     free: Vec<u32>,
     len: usize,
     /// Objects inserted and removed so far: the same number means the
@@ -36,7 +49,9 @@ pub(crate) struct Store<O> {
 impl<O> Default for Store<O> {
     fn default() -> Self {
         Self {
-            slots: Vec::new(),
+            objs: Vec::new(),
+            gens: Vec::new(),
+            places: Vec::new(),
             free: Vec::new(),
             len: 0,
             epoch: 0,
@@ -49,22 +64,18 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
     pub fn insert(&mut self, obj: Object<V, T>) -> Result<Handle, Error> {
         let index = match self.free.pop() {
             Some(i) => {
-                let s = &mut self.slots[i as usize];
-                s.obj = Some(obj);
-                s.node = NONE;
+                self.objs[i as usize] = Some(obj);
+                self.places[i as usize].node = NONE;
                 i
             }
             None => {
-                let i = u32::try_from(self.slots.len())
+                let i = u32::try_from(self.objs.len())
                     .ok()
                     .filter(|&i| i < SLOTS)
                     .ok_or(Error::TooManyObjects)?;
-                self.slots.push(Slot {
-                    generation: 0,
-                    node: NONE,
-                    pos: 0,
-                    obj: Some(obj),
-                });
+                self.objs.push(Some(obj));
+                self.gens.push(0);
+                self.places.push(Place::NEW);
                 i
             }
         };
@@ -72,8 +83,32 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         self.epoch += 1;
         Ok(Handle {
             index,
-            generation: self.slots[index as usize].generation,
+            generation: self.gens[index as usize],
         })
+    }
+
+    /// Whether the store has never held an object (no slot at all): a
+    /// bulk insertion may then hand it its array ([`Store::adopt`]).
+    pub fn is_new(&self) -> bool {
+        self.objs.is_empty()
+    }
+
+    /// Takes `objs` (every one `Some`) as the objects of a store that has
+    /// never held one ([`Store::is_new`]), in slots `0..objs.len()`, as
+    /// that many [`Store::insert`]s would, each place's `pos` its slot:
+    /// their array is kept as it is, so that a bulk insertion whose
+    /// objects were made in place, in the caller's array, copies nothing.
+    /// The caller checks the room first ([`Store::room_for`]).
+    pub fn adopt(&mut self, objs: Vec<Option<Object<V, T>>>) {
+        debug_assert!(self.is_new(), "adopt into a store that has slots");
+        debug_assert!(objs.iter().all(Option::is_some), "adopt of a free slot");
+        debug_assert!(objs.len() <= SLOTS as usize, "room checked");
+        let n = objs.len();
+        self.objs = objs;
+        self.gens = vec![0; n];
+        self.places = (0..n as u32).map(|pos| Place { node: NONE, pos }).collect();
+        self.len = n;
+        self.epoch += n as u64;
     }
 
     /// Whether `n` more objects fit: slots are numbered below `SLOTS`.
@@ -81,7 +116,7 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
     /// # Errors
     /// [`Error::TooManyObjects`] when they do not.
     pub fn room_for(&self, n: usize) -> Result<(), Error> {
-        if n <= room(self.slots.len(), self.free.len()) {
+        if n <= room(self.objs.len(), self.free.len()) {
             Ok(())
         } else {
             Err(Error::TooManyObjects)
@@ -90,30 +125,36 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
 
     /// Makes room for `n` more objects (one allocation for a bulk insert).
     pub fn reserve(&mut self, n: usize) {
-        self.slots.reserve(n.saturating_sub(self.free.len()));
+        let more = n.saturating_sub(self.free.len());
+        self.objs.reserve(more);
+        self.gens.reserve(more);
+        self.places.reserve(more);
     }
 
     /// Checks a handle and returns its slot index.
     #[inline]
     pub fn resolve(&self, h: Handle) -> Result<u32, Error> {
-        match self.slots.get(h.index as usize) {
-            Some(s) if s.generation == h.generation && s.obj.is_some() => Ok(h.index),
+        let i = h.index as usize;
+        match (self.gens.get(i), self.objs.get(i)) {
+            (Some(&g), Some(Some(_))) if g == h.generation => Ok(h.index),
             _ => Err(Error::StaleHandle(h)),
         }
     }
 
     /// Removes the object of a checked slot.
     pub fn remove(&mut self, i: u32) -> Object<V, T> {
-        let s = &mut self.slots[i as usize];
-        let obj = s.obj.take().expect("remove of an empty slot");
-        s.node = NONE;
+        let obj = self.objs[i as usize]
+            .take()
+            .expect("remove of an empty slot");
+        self.places[i as usize].node = NONE;
+        let g = &mut self.gens[i as usize];
         // A slot whose generation would wrap is retired, so an old handle can
         // never name a new object.
-        if s.generation < u32::MAX - 1 {
-            s.generation += 1;
+        if *g < u32::MAX - 1 {
+            *g += 1;
             self.free.push(i);
         } else {
-            s.generation = u32::MAX;
+            *g = u32::MAX;
         }
         self.len -= 1;
         self.epoch += 1;
@@ -132,52 +173,98 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
     pub fn handle(&self, i: u32) -> Handle {
         Handle {
             index: i,
-            generation: self.slots[i as usize].generation,
+            generation: self.gens[i as usize],
         }
     }
 
-    /// Slot `i` (free or not), or `None` past the last slot.
+    /// The place of slot `i` (free or not), or `None` past the last slot.
     #[inline]
-    pub fn get_slot(&self, i: u32) -> Option<&Slot<Object<V, T>>> {
-        self.slots.get(i as usize)
+    pub fn get_place(&self, i: u32) -> Option<&Place> {
+        self.places.get(i as usize)
     }
 
-    /// Asks the processor to bring slot `i` (its place and its object)
-    /// near, for a read of it a little later; nothing for a slot past the
-    /// end. A hint: it changes nothing.
+    /// The place of slot `i` where it holds an object; `None` for a free
+    /// slot or past the last one.
+    #[inline]
+    pub fn live_place(&self, i: u32) -> Option<&Place> {
+        self.objs.get(i as usize)?.as_ref()?;
+        self.places.get(i as usize)
+    }
+
+    /// The object of slot `i`, or `None` for a free slot or past the last
+    /// one.
+    #[inline]
+    pub fn get_obj(&self, i: u32) -> Option<&Object<V, T>> {
+        self.objs.get(i as usize)?.as_ref()
+    }
+
+    /// Asks the processor to bring the object of slot `i` near, for a
+    /// read of it a little later; nothing for a slot past the end. A hint:
+    /// it changes nothing.
+    #[inline]
+    pub fn prefetch_obj(&self, i: u32) {
+        if let Some(o) = self.objs.get(i as usize) {
+            crate::kernel::prefetch(o);
+        }
+    }
+
+    /// Asks for the generation of slot `i` (which its handle reads), as
+    /// [`Store::prefetch_obj`] asks for its object.
+    #[inline]
+    pub fn prefetch_gen(&self, i: u32) {
+        if let Some(g) = self.gens.get(i as usize) {
+            crate::kernel::prefetch(g);
+        }
+    }
+
+    /// Asks for the place of slot `i`, for its filing.
+    #[inline]
+    pub fn prefetch_place(&self, i: u32) {
+        if let Some(p) = self.places.get(i as usize) {
+            crate::kernel::prefetch(p);
+        }
+    }
+
+    /// Asks for all of slot `i`, for a move of its object: the object,
+    /// its generation and its place.
     #[inline]
     pub fn prefetch_slot(&self, i: u32) {
-        if let Some(s) = self.get_slot(i) {
-            crate::kernel::prefetch(s);
-        }
+        self.prefetch_obj(i);
+        self.prefetch_gen(i);
+        self.prefetch_place(i);
     }
 
     #[inline]
-    pub fn slot(&self, i: u32) -> &Slot<Object<V, T>> {
-        &self.slots[i as usize]
+    pub fn place(&self, i: u32) -> &Place {
+        &self.places[i as usize]
     }
 
-    /// Every slot, in order.
+    /// Every place, in slot order.
     #[inline]
-    pub fn slots(&self) -> &[Slot<Object<V, T>>] {
-        &self.slots
+    pub fn places(&self) -> &[Place] {
+        &self.places
     }
 
-    /// Every slot, for batch writes (spread over threads with `rayon`).
-    pub fn slots_mut(&mut self) -> &mut [Slot<Object<V, T>>] {
-        &mut self.slots
+    /// Every object (`None`: a free slot), in slot order.
+    #[inline]
+    pub fn objs(&self) -> &[Option<Object<V, T>>] {
+        &self.objs
+    }
+
+    /// Every object, for batch writes (spread over threads with `rayon`).
+    pub fn objs_mut(&mut self) -> &mut [Option<Object<V, T>>] {
+        &mut self.objs
     }
 
     #[inline]
-    pub fn slot_mut(&mut self, i: u32) -> &mut Slot<Object<V, T>> {
-        &mut self.slots[i as usize]
+    pub fn place_mut(&mut self, i: u32) -> &mut Place {
+        &mut self.places[i as usize]
     }
 
     /// The object of a live slot.
     #[inline]
     pub fn obj(&self, i: u32) -> &Object<V, T> {
-        self.slots[i as usize]
-            .obj
+        self.objs[i as usize]
             .as_ref()
             .expect("slot holds no object")
     }
@@ -191,8 +278,7 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
 
     #[inline]
     pub fn obj_mut(&mut self, i: u32) -> &mut Object<V, T> {
-        self.slots[i as usize]
-            .obj
+        self.objs[i as usize]
             .as_mut()
             .expect("slot holds no object")
     }
@@ -203,22 +289,34 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
 
     /// Number of slots ever allocated (live or free).
     pub fn capacity(&self) -> usize {
-        self.slots.len()
+        self.objs.len()
+    }
+
+    /// Bytes held (capacities): the objects and their places.
+    pub fn memory_bytes(&self) -> usize {
+        self.objs.capacity() * size_of::<Option<Object<V, T>>>()
+            + self.gens.capacity() * size_of::<u32>()
+            + self.places.capacity() * size_of::<Place>()
+            + self.free.capacity() * size_of::<u32>()
     }
 
     /// Live objects with their handles, in slot order.
     pub fn objects(&self) -> impl Iterator<Item = (Handle, &Object<V, T>)> {
-        self.slots.iter().enumerate().filter_map(|(i, s)| {
-            s.obj.as_ref().map(|o| {
-                (
-                    Handle {
-                        index: i as u32,
-                        generation: s.generation,
-                    },
-                    o,
-                )
+        self.objs
+            .iter()
+            .zip(&self.gens)
+            .enumerate()
+            .filter_map(|(i, (o, &generation))| {
+                o.as_ref().map(|o| {
+                    (
+                        Handle {
+                            index: i as u32,
+                            generation,
+                        },
+                        o,
+                    )
+                })
             })
-        })
     }
 
     /// The object behind a handle.
@@ -236,19 +334,11 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
 
     /// Removes every object; handles given so far become stale.
     pub fn clear(&mut self) {
-        for i in 0..self.slots.len() {
-            if self.slots[i].obj.is_some() {
+        for i in 0..self.objs.len() {
+            if self.objs[i].is_some() {
                 self.remove(i as u32);
             }
         }
-    }
-}
-
-impl<O> Slot<O> {
-    /// The object, if the slot is live.
-    #[inline]
-    pub fn get(&self) -> Option<&O> {
-        self.obj.as_ref()
     }
 }
 

@@ -285,7 +285,7 @@ impl<V: Vector, T> Bsp<V, T> {
     /// # Errors
     /// [`Error::StaleHandle`].
     pub fn node_bounds_of(&self, h: Handle) -> Result<Option<Aabb<V>>, Error> {
-        let n = self.core.store.slot(self.core.store.resolve(h)?).node;
+        let n = self.core.store.place(self.core.store.resolve(h)?).node;
         Ok((n != NONE).then(|| self.core.nodes[n as usize].bounds))
     }
 

@@ -27,7 +27,7 @@ impl<V: Vector, T> Bsp<V, T> {
         if world.is_some_and(|w| !w.contains(&m.aabb)) && leave_world(self, &m, grow)? {
             return Ok(());
         }
-        if self.core.store.slot(m.slot).node == NONE {
+        if self.core.store.place(m.slot).node == NONE {
             // Still queued: the build will place it.
             self.core.set_queued_shape(m.slot, m.shape);
             return Ok(());

@@ -210,11 +210,11 @@ mod tests {
         });
         breaks("points elsewhere", |t| {
             let (_, slot) = child_and_slot(t);
-            t.core.store.slot_mut(slot).pos += 1;
+            t.core.store.place_mut(slot).pos += 1;
         });
         breaks("pending slot", |t| {
             let slot = t.core.pending[0];
-            t.core.store.slot_mut(slot).pos = 7;
+            t.core.store.place_mut(slot).pos = 7;
         });
         breaks("free node", |t| {
             let (c, _) = child_and_slot(t);

@@ -400,7 +400,7 @@ const PREFETCH_NODES_FROM: usize = 1 << 15;
 /// `NONE` where the move changes the tree.
 #[inline]
 fn keep_place<V: Vector, T, S: Family<V, T>>(s: &S, slot: u32, aabb: &Aabb<V>) -> u32 {
-    let place = s.core().store.slot(slot);
+    let place = s.core().store.place(slot);
     if place.node != NONE && s.keeps(place.node, aabb) {
         place.node
     } else {
@@ -522,11 +522,11 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
     );
     // Each table's entries are cleared as they are read, so that the
     // tables are `NONE` throughout between batches.
-    let store = core.store.slots_mut();
+    let store = core.store.objs_mut();
     let table = &by_slot.0[..store.len()];
     zip_chunks(store, table, GATHER_CHUNK, |store, table| {
         let mut last = NONE;
-        for (j, (place, e)) in store.iter_mut().zip(table).enumerate() {
+        for (j, (obj, e)) in store.iter_mut().zip(table).enumerate() {
             // What the move of the slot a few on reads, at random where
             // the moves are not in slot order, asked for early (hints;
             // none where it follows the last one asked for: the
@@ -551,7 +551,7 @@ fn apply_in_phases<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
             let i = i as usize;
             // `TWICE` is past the moves.
             if i < n && keep[i] != NONE {
-                let o = place.obj.as_mut().expect("a moved slot holds an object");
+                let o = obj.as_mut().expect("a moved slot holds an object");
                 o.shape = moves[i].1;
             }
         }

@@ -1744,8 +1744,8 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
         // objects 5-10% slower).
         if g.n >= ASK_FROM {
             for &[i, j] in cand.iter() {
-                store.prefetch_slot(slot_of(g.slot[i as usize]));
-                store.prefetch_slot(slot_of(g.slot[j as usize]));
+                store.prefetch_obj(slot_of(g.slot[i as usize]));
+                store.prefetch_obj(slot_of(g.slot[j as usize]));
             }
         }
         // The tests without a branch on their outcome (about one box hit in
@@ -1773,6 +1773,14 @@ impl<'a, V: Vector, T> Job<'a, V, T> {
             found += usize::from(hit);
         }
         counters.shape_tests += tests;
+        // The pairs' handles read their slots' generations, asked for at
+        // once in the same way.
+        if g.n >= ASK_FROM {
+            for &[sa, sb] in &cand[..found] {
+                store.prefetch_gen(sa);
+                store.prefetch_gen(sb);
+            }
+        }
         for &[sa, sb] in &cand[..found] {
             report_found(store, sa, sb, f);
         }

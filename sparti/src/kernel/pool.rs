@@ -346,7 +346,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
             }
             built[at] = Item::new(self.store.obj(slot).aabb(), slot, is_static);
         }
-        let s = self.store.slot_mut(slot);
+        let s = self.store.place_mut(slot);
         s.node = n;
         s.pos = pos;
         self.mark_used(n);
@@ -359,7 +359,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
         self.mark_node(n);
         let block = self.nodes[n as usize].pool().items;
         if let Some(moved) = self.lists.swap_remove(block, i) {
-            self.store.slot_mut(moved).pos = i as u32;
+            self.store.place_mut(moved).pos = i as u32;
         }
     }
 
@@ -378,7 +378,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
     /// allocated).
     pub fn detach(&mut self, slot: u32) {
         let (n, pos) = {
-            let s = self.store.slot(slot);
+            let s = self.store.place(slot);
             (s.node, s.pos as usize)
         };
         if n == NONE {
@@ -421,7 +421,7 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
     pub fn set_shape(&mut self, slot: u32, shape: crate::Shape<V>) -> (u32, usize) {
         let o = self.store.obj_mut(slot);
         o.shape = shape;
-        let s = self.store.slot(slot);
+        let s = self.store.place(slot);
         (s.node, s.pos as usize)
     }
 

@@ -131,8 +131,8 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
     /// The entry's slot points back to it and its static flag is its
     /// object's.
     fn check_item(&self, n: u32, pos: usize, it: Entry) -> Result<(), ValidationError> {
-        let s = self.store.slot(it.slot());
-        let Some(o) = s.get() else {
+        let s = self.store.place(it.slot());
+        let Some(o) = self.store.get_obj(it.slot()) else {
             return Err(ValidationError(format!(
                 "node {n} item {pos} names a free slot"
             )));
@@ -158,8 +158,11 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
     ) -> Result<(), ValidationError> {
         let nodes = &self.nodes;
         for (pos, &slot) in self.pending.iter().enumerate() {
-            let s = self.store.slot(slot);
-            ensure!(s.get().is_some(), "pending slot {slot} is free");
+            let s = self.store.place(slot);
+            ensure!(
+                self.store.get_obj(slot).is_some(),
+                "pending slot {slot} is free"
+            );
             ensure!(
                 s.node == NONE && s.pos as usize == pos,
                 "pending slot {slot} misfiled"
@@ -427,7 +430,7 @@ pub(crate) mod corruption {
         v: &T,
     ) -> (u32, u32) {
         let h: Handle = t.objects().find(|(_, o)| o.value == *v).unwrap().0;
-        (h.index(), core.store.slot(h.index()).node)
+        (h.index(), core.store.place(h.index()).node)
     }
 
     /// Gives object `slot` a new shape in place, in the store (the tree

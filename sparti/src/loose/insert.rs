@@ -147,7 +147,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         }
         for &slot in pending {
             let (node, pos) = place[slot as usize];
-            let s = self.core.store.slot_mut(slot);
+            let s = self.core.store.place_mut(slot);
             s.node = node;
             s.pos = pos;
         }
@@ -302,7 +302,11 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             group.clear();
             for (q, &key) in keys[j..end].iter().enumerate() {
                 if let Some(&ahead) = keys.get(j + q + FILE_AHEAD) {
-                    self.core.prefetch_slot((ahead & smask) as u32);
+                    // Its object, read here, and its place, written
+                    // when its group is filed (not its generation).
+                    let slot = (ahead & smask) as u32;
+                    self.core.store.prefetch_obj(slot);
+                    self.core.store.prefetch_place(slot);
                 }
                 let slot = (key & smask) as u32;
                 let o = self.core.store.obj(slot);
@@ -325,7 +329,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
             let n = ids[t];
             let base = self.core.file_items(n, &group);
             for (q, it) in group.iter().enumerate() {
-                let s = self.core.store.slot_mut(it.slot());
+                let s = self.core.store.place_mut(it.slot());
                 s.node = n;
                 s.pos = base + q as u32;
             }

@@ -354,7 +354,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// [`Error::StaleHandle`].
     pub fn depth_of(&self, h: Handle) -> Result<Option<usize>, Error> {
         let slot = self.core.store.resolve(h)?;
-        let n = self.core.store.slot(slot).node;
+        let n = self.core.store.place(slot).node;
         Ok((n != NONE).then(|| {
             usize::from(
                 self.core.nodes[self.core.root as usize].level - self.core.nodes[n as usize].level,

@@ -15,7 +15,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
     /// root and descends from there to its level, by its centre.
     #[inline]
     pub(crate) fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error> {
-        if self.core.store.slot(m.slot).node == NONE {
+        if self.core.store.place(m.slot).node == NONE {
             // Still queued for the build: the build will place it, unless
             // it left the world under a policy that refuses or removes it
             // (as the octree and the BSP do).
@@ -26,7 +26,7 @@ impl<V: Vector, T> LooseOrthtree<V, T> {
         // Fast path: the object's node still holds it (then so does the
         // root: loose bounds nest), so only the shape changes; the move is
         // recorded for the node's query box.
-        let n = self.core.store.slot(m.slot).node;
+        let n = self.core.store.place(m.slot).node;
         if self.settles(n, &m.aabb, p, e) {
             let o = self.core.store.obj_mut(m.slot);
             o.shape = m.shape;

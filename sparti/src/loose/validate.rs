@@ -217,7 +217,7 @@ mod tests {
         });
         breaks("static flag", |t| {
             let (slot, n) = slot_and_node(t, 2);
-            let pos = t.core.store.slot(slot).pos as usize;
+            let pos = t.core.store.place(slot).pos as usize;
             t.core.items_mut(n)[pos].set_static(false);
         });
     }

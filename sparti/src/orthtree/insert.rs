@@ -126,7 +126,7 @@ impl<V: Vector, T> Orthtree<V, T> {
         }
         for &slot in pending {
             let (node, pos) = place[slot as usize];
-            let s = self.core.store.slot_mut(slot);
+            let s = self.core.store.place_mut(slot);
             s.node = node;
             s.pos = pos;
         }

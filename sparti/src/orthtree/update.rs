@@ -11,7 +11,7 @@ impl<V: Vector, T> Orthtree<V, T> {
     /// it, then sinks as deep as it fits.
     #[inline]
     pub(crate) fn update_boxed(&mut self, m: Move<V>) -> Result<(), Error> {
-        let n = self.core.store.slot(m.slot).node;
+        let n = self.core.store.place(m.slot).node;
         if n == NONE {
             // Still queued for the build: the build will place it.
             let remove = self.config.out_of_bounds == OutOfBounds::Remove;

@@ -158,7 +158,7 @@ mod tests {
         });
         breaks("points elsewhere", |t| {
             let (_, _, slot) = child_node_and_slot(t);
-            t.core.store.slot_mut(slot).pos += 1;
+            t.core.store.place_mut(slot).pos += 1;
         });
         breaks("free node", |t| {
             let (c, _, _) = child_node_and_slot(t);
