@@ -203,26 +203,20 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
     /// it changes nothing.
     #[inline]
     pub fn prefetch_obj(&self, i: u32) {
-        if let Some(o) = self.objs.get(i as usize) {
-            crate::kernel::prefetch(o);
-        }
+        prefetch_at(&self.objs, i);
     }
 
     /// Asks for the generation of slot `i` (which its handle reads), as
     /// [`Store::prefetch_obj`] asks for its object.
     #[inline]
     pub fn prefetch_gen(&self, i: u32) {
-        if let Some(g) = self.gens.get(i as usize) {
-            crate::kernel::prefetch(g);
-        }
+        prefetch_at(&self.gens, i);
     }
 
     /// Asks for the place of slot `i`, for its filing.
     #[inline]
     pub fn prefetch_place(&self, i: u32) {
-        if let Some(p) = self.places.get(i as usize) {
-            crate::kernel::prefetch(p);
-        }
+        prefetch_at(&self.places, i);
     }
 
     /// Asks for all of slot `i`, for a move of its object: the object,
@@ -339,6 +333,15 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
                 self.remove(i as u32);
             }
         }
+    }
+}
+
+/// Asks for entry `i` of one of the store's arrays (a hint; nothing past
+/// the end).
+#[inline(always)]
+fn prefetch_at<X>(v: &[X], i: u32) {
+    if let Some(x) = v.get(i as usize) {
+        crate::kernel::prefetch(x);
     }
 }
 
