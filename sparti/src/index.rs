@@ -495,10 +495,10 @@ pub trait SpatialIndex<V: Vector, T> {
     /// Inserts many objects at once, returning their handles in order.
     /// All are checked first: on error nothing is inserted.
     ///
-    /// Into an index that has never held an object, the trees make the
-    /// objects in the vector's own memory and keep it: a level's first
-    /// load copies nothing (and keeps the vector's spare capacity for
-    /// later insertions).
+    /// Into a tree that has never held an object, the objects are made
+    /// in the vector's own memory, which the tree keeps as their array,
+    /// spare capacity included: a level's first load copies nothing into
+    /// new memory.
     ///
     /// # Errors
     /// As [`SpatialIndex::insert`], for the first bad object.

@@ -286,7 +286,8 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         self.objs.len()
     }
 
-    /// Bytes held (capacities): the objects and their places.
+    /// Bytes held (capacities): the objects, their generations and
+    /// places, and the free list.
     pub fn memory_bytes(&self) -> usize {
         self.objs.capacity() * size_of::<Option<Object<V, T>>>()
             + self.gens.capacity() * size_of::<u32>()
