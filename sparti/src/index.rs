@@ -620,9 +620,9 @@ pub trait SpatialIndex<V: Vector, T> {
     /// order), found faster (BENCHMARKS.md). Where it sorts the grid and
     /// finds it too crowded, and after a bulk build, it also brings the
     /// boxes a tree walk prunes by up to date; otherwise the first query
-    /// that walks the tree does (after a change), once. Queries are exact without the build step,
-    /// but walk the tree and test queued insertions one by one (see the
-    /// trait's docs). [`Counters::grid_searches`] counts the searches the
+    /// that walks the tree does (after a change), once. Queries are exact
+    /// without the build step, but walk the tree and test queued
+    /// insertions one by one (see the trait's docs). [`Counters::grid_searches`] counts the searches the
     /// grid answered. Calling it after a pair search (which brought the
     /// grid up to date) costs next to nothing and lets the queries that
     /// follow search the grid.

@@ -477,9 +477,9 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         // change (`QueryBoxes::now`), which may never come. (After a frame
         // of moves, bringing them up to date here read every moved
         // object's box from the store: at 100k objects, 12-14 ms a frame,
-        // more than half the pair search's time.) Otherwise the queries walk the
-        // tree, and the boxes are brought up to date here, from the boxes
-        // of the nodes they recompute in the store. After a bulk build
+        // more than half the pair search's time.) Otherwise the queries
+        // walk the tree, and the boxes are brought up to date here, from
+        // the boxes of the nodes they recompute in the store. After a bulk build
         // they are made here in any case, from the build's boxes in
         // order (about 8 ms at a million objects), so that the first tree
         // walk after the first change never has to read every box from
@@ -1606,8 +1606,8 @@ pub(crate) struct Filed<'a, V: Vector, T> {
 // (`Copy`, of a `Vector` type, which is `Sync`). They never read, write,
 // clone, drop or hand out the object's value `T`, the one part of the
 // store that may not be `Sync`, and a shared reference to the object's
-// entry (which they make on the way) is no access to it. So threads sharing a
-// `Filed` share only `Sync` data, as if the store held no `T`. (In
+// entry (which they make on the way) is no access to it. So threads
+// sharing a `Filed` share only `Sync` data, as if the store held no `T`. (In
 // practice only the parallel pair search's sort shares one between
 // threads, and its `T` is `Sync`; the one-thread pair search's sort,
 // for any `T`, needs the bound to compile.) Measured reason: without it
