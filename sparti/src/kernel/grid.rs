@@ -17,7 +17,9 @@
 //! The cells of level `l` have side `c0 * 2^l` and tile the box around
 //! every object, from its lower corner. `c0` is the smallest power of two
 //! at least as large as nine in ten of the objects (rounded up so that
-//! the finest level has at most four cells per object), so most objects
+//! the finest level has at most four cells per object, and doubled once
+//! more where the objects are sparse in those cells: see [`sparse`]), so
+//! most objects
 //! live at level 0; an object larger than `c0` lives at the first level
 //! whose cells are at least its size. Each object goes to the cell of its
 //! centre at its level (at a sort: see "Following the objects"). Cells
@@ -589,6 +591,54 @@ const SOURCE_AHEAD: usize = 16;
 fn ranges(n: usize, chunk: usize) -> impl ExactSizeIterator<Item = core::ops::Range<usize>> {
     let chunk = chunk.max(1);
     (0..n.div_ceil(chunk)).map(move |i| i * chunk..((i + 1) * chunk).min(n))
+}
+
+/// The sum of the squares of the cells' counts (in pieces of `chunk`
+/// cells, on rayon's threads where there are several): over a level's
+/// cells, its count times the mean number of objects in an object's cell.
+fn squares(counts: &[u32], chunk: usize) -> u64 {
+    fold_parts(
+        counts.chunks(chunk),
+        |c| c.iter().map(|&k| u64::from(k) * u64::from(k)).sum::<u64>(),
+        |a, b| a + b,
+    )
+    .unwrap_or(0)
+}
+
+/// Objects in the sample that decides whether a grid's finest cells are
+/// too small for its objects ([`sparse`]).
+const SAMPLE: usize = 1 << 14;
+
+/// Whether the finest level of `keyer`'s grid is sparse: an object of
+/// that level shares its cell with fewer than `4 / 2^D` others on average
+/// (cells twice as large would hold fewer than four others). Estimated
+/// from the cells of an evenly spaced sample of [`SAMPLE`] objects (all of
+/// them where there are no more): each pair of sampled objects in one
+/// cell stands for `step^2` pairs of objects, so the others an object
+/// meets in its cell are `pairs * step / sampled`. The same sample on any
+/// number of threads: the decision is deterministic.
+///
+/// Measured with the `build` example's `PAIRS=1` (boxes of side 0.5 to
+/// 1.5, spread further apart): in 3D, at 0.19 to 0.45 others the pair
+/// search at 200k objects took 28 -> 12 and 27 -> 18 ms with the larger
+/// cells, at 0.62 no faster; in 2D faster at 0.06 to 0.41 others.
+fn sparse<V: Vector, S: Source<V> + ?Sized>(items: &S, keyer: &Keyer<'_>) -> bool {
+    let step = items.len().div_ceil(SAMPLE).max(1);
+    let first = keyer.levels[0].cells();
+    let mut keys: Vec<u32> = (0..items.len())
+        .step_by(step)
+        .filter_map(|i| {
+            let mut k = [NONE];
+            keyer.keys(items, i..i + 1, &mut k, |_| {});
+            Some(k[0]).filter(|&k| u64::from(k) < first)
+        })
+        .collect();
+    keys.sort_unstable();
+    let pairs: u64 = keys
+        .chunk_by(|a, b| a == b)
+        .map(|run| (run.len() as u64) * (run.len() as u64 - 1))
+        .sum();
+    (pairs * step as u64) << V::DIM < 4 * keys.len() as u64
 }
 
 /// The cell of an object: its level (the first whose cells are at least
@@ -1343,75 +1393,94 @@ impl Grid {
         while cells_at(c0) > cap || (0..d).any(|a| extent[a] / c0 >= MAX_DIM) {
             c0 *= 2.0;
         }
-        // The levels, up to the one of a single cell.
-        self.levels.clear();
-        let mut base = 0u64;
-        let mut c = c0;
-        loop {
-            let mut dims = [1u32; 3];
-            for a in 0..d {
-                dims[a] = ((extent[a] / c).floor() + 1.0) as u32;
+        // Cells nearer the spacing of sparse objects: where the finest
+        // level has more cells than objects and, in a sample of them, it
+        // is sparse (see [`sparse`]), the cells are made twice as large
+        // (once). Counted, not guessed from the extent: a few dense
+        // crowds in a wide world keep their cells.
+        let mut decided = false;
+        let (cells, cell_chunk) = loop {
+            // The levels, up to the one of a single cell.
+            self.levels.clear();
+            let mut base = 0u64;
+            let mut c = c0;
+            loop {
+                let mut dims = [1u32; 3];
+                for a in 0..d {
+                    dims[a] = ((extent[a] / c).floor() + 1.0) as u32;
+                }
+                let lv = Level {
+                    inv: (1.0 / c) as f32,
+                    dims,
+                    base: base as u32,
+                    ext: f32::NEG_INFINITY,
+                    count: 0,
+                    limit: 0.0,
+                };
+                base += lv.cells();
+                self.levels.push(lv);
+                if dims.iter().all(|&k| k == 1) || self.levels.len() >= MAX_PARTS {
+                    break;
+                }
+                c *= 2.0;
             }
-            let lv = Level {
-                inv: (1.0 / c) as f32,
-                dims,
-                base: base as u32,
-                ext: f32::NEG_INFINITY,
-                count: 0,
-                limit: 0.0,
+            let cells = base as usize;
+            self.origin = core::array::from_fn(|a| if a < d { lo[a] } else { 0.0 });
+            if !decided {
+                decided = true;
+                if cells_at(c0) > n as f64
+                    && self.levels.len() > 1
+                    && sparse(items, &Keyer::over(&self.levels, self.origin))
+                {
+                    c0 *= 2.0;
+                    continue;
+                }
+            }
+            // Every key entry is written by the keys' pass (`NONE` for room);
+            // the cells' counts start at zero.
+            self.src_key.resize(items.len(), NONE);
+            self.cell_start.clear();
+            self.cell_start.resize(cells + 1, 0);
+            let cell_chunk = cells.div_ceil(parts).max(1);
+            // Keys, and per level how many objects and how far they stick out
+            // of their cells.
+            let keyer = Keyer::over(&self.levels, self.origin);
+            let stats = if parts == 1 {
+                // Objects per cell, counted as the keys are made.
+                let counts = &mut self.cell_start[..cells];
+                keyer.keys(items, 0..items.len(), &mut self.src_key, |k| {
+                    counts[k as usize] += 1;
+                })
+            } else {
+                fold_parts(
+                    ranges(items.len(), chunk).zip(self.src_key.chunks_mut(chunk)),
+                    |(r, keys)| keyer.keys(items, r, keys, |_| {}),
+                    merged_stats,
+                )
+                .unwrap_or(NO_STATS)
             };
-            base += lv.cells();
-            self.levels.push(lv);
-            if dims.iter().all(|&k| k == 1) || self.levels.len() >= MAX_PARTS {
-                break;
+            for (lv, (ext, count)) in self.levels.iter_mut().zip(stats) {
+                lv.ext = lv.ext.max(ext);
+                lv.count += count;
             }
-            c *= 2.0;
-        }
-        let cells = base as usize;
-        self.origin = core::array::from_fn(|a| if a < d { lo[a] } else { 0.0 });
-        // Every key entry is written by the keys' pass (`NONE` for room);
-        // the cells' counts start at zero.
-        self.src_key.resize(items.len(), NONE);
-        self.cell_start.clear();
-        self.cell_start.resize(cells + 1, 0);
-        let cell_chunk = cells.div_ceil(parts).max(1);
-        // Keys, and per level how many objects and how far they stick out
-        // of their cells.
-        let keyer = Keyer::over(&self.levels, self.origin);
-        let stats = if parts == 1 {
-            // Objects per cell, counted as the keys are made.
-            let counts = &mut self.cell_start[..cells];
-            keyer.keys(items, 0..items.len(), &mut self.src_key, |k| {
-                counts[k as usize] += 1;
-            })
-        } else {
-            fold_parts(
-                ranges(items.len(), chunk).zip(self.src_key.chunks_mut(chunk)),
-                |(r, keys)| keyer.keys(items, r, keys, |_| {}),
-                merged_stats,
-            )
-            .unwrap_or(NO_STATS)
-        };
-        for (lv, (ext, count)) in self.levels.iter_mut().zip(stats) {
-            lv.ext = lv.ext.max(ext);
-            lv.count += count;
-        }
-        if parts > 1 {
-            // Objects per cell, each piece counting the cells of its range.
-            let src_key = &self.src_key;
-            for_parts(
-                self.cell_start[..cells].chunks_mut(cell_chunk).enumerate(),
-                |(pi, counts)| {
-                    let first = (pi * cell_chunk) as u32;
-                    for &k in src_key {
-                        // Room (`NONE`) and other ranges' cells fall outside.
-                        if let Some(c) = counts.get_mut(k.wrapping_sub(first) as usize) {
-                            *c += 1;
+            if parts > 1 {
+                // Objects per cell, each piece counting the cells of its range.
+                let src_key = &self.src_key;
+                for_parts(
+                    self.cell_start[..cells].chunks_mut(cell_chunk).enumerate(),
+                    |(pi, counts)| {
+                        let first = (pi * cell_chunk) as u32;
+                        for &k in src_key {
+                            // Room (`NONE`) and other ranges' cells fall outside.
+                            if let Some(c) = counts.get_mut(k.wrapping_sub(first) as usize) {
+                                *c += 1;
+                            }
                         }
-                    }
-                },
-            );
-        }
+                    },
+                );
+            }
+            break (cells, cell_chunk);
+        };
         // How crowded: per level, the mean number of objects in an
         // object's cell; every object of that level or a finer one meets
         // about 3^D cells' worth (a rough count, to catch the hopeless).
@@ -1423,12 +1492,7 @@ impl Grid {
             }
             let range =
                 &self.cell_start[lv.base as usize..(u64::from(lv.base) + lv.cells()) as usize];
-            let sq: u64 = fold_parts(
-                range.chunks(cell_chunk),
-                |c| c.iter().map(|&k| u64::from(k) * u64::from(k)).sum::<u64>(),
-                |a, b| a + b,
-            )
-            .unwrap_or(0);
+            let sq = squares(range, cell_chunk);
             finer += f64::from(lv.count);
             expected += finer * (sq as f64 / f64::from(lv.count));
         }
@@ -2605,6 +2669,67 @@ mod tests {
         assert_eq!(g_n, sorted_n + 1, "the filed object is in the grid");
         assert_eq!(t.core().grid.with_current(|g| g.refits), 0);
         t.validate().expect("a valid tree and grid");
+    }
+
+    /// Objects far smaller than their spacing get cells about as large as
+    /// the spacing, not as their size (measured: the pair search at 1M
+    /// such boxes twice as fast); the same objects in a few crowds of the
+    /// same world keep the cells of their size. The pairs are the brute
+    /// force's either way.
+    #[test]
+    #[cfg_attr(miri, ignore = "no unsafe; minutes under Miri")]
+    fn sparse_objects_get_cells_as_large_as_their_spacing() {
+        fn run<V: Vector>(crowds: bool) -> (u64, usize) {
+            let mut r = XorShift(0x51_7CC1_B727_220A);
+            let mut next = move || r.next_unit();
+            let n = 3000;
+            // About 3 units between objects of size 0.5; in crowds, 2^D
+            // boxes a fifth as wide each, much denser.
+            let side = 3.0 * (n as f32).powf(1.0 / V::DIM as f32);
+            let mut t = LooseOrthtree::<V, u32>::new();
+            for i in 0..n {
+                let mut c = V::ZERO;
+                for a in 0..V::DIM {
+                    let u = next();
+                    c = c.with(
+                        a,
+                        if crowds {
+                            let home = ((i >> a) & 1) as f32 * 0.8 * side;
+                            home + u * side * 0.2
+                        } else {
+                            u * side
+                        },
+                    );
+                }
+                let desc = ObjectDesc::new(Shape::cuboid(c, V::splat(0.25)), i as u32);
+                t.insert(desc).expect("valid object");
+            }
+            t.flush();
+            let pairs = both_forms_find(&t);
+            t.validate().expect("a valid tree and grid");
+            let finest = t.core().grid.with_current(|g| g.levels[0].cells());
+            (finest, pairs.len())
+        }
+        for (finest, pairs, dims) in [run::<Vec3>(false), run::<Vec2>(false)]
+            .into_iter()
+            .zip([3, 2])
+            .map(|((f, p), d)| (f, p, d))
+        {
+            assert!(pairs > 0, "{dims}D: a scene with pairs");
+            assert!(
+                finest <= 3000,
+                "{dims}D: {finest} finest cells for 3000 sparse objects"
+            );
+        }
+        for (finest, dims) in [run::<Vec3>(true).0, run::<Vec2>(true).0]
+            .into_iter()
+            .zip([3, 2])
+        {
+            assert!(
+                finest > 3000,
+                "{dims}D: {finest} finest cells for 3000 crowded objects"
+            );
+        }
     }
 
     /// The mixed scene, then the crowded cell.
