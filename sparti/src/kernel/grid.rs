@@ -19,14 +19,13 @@
 //! at least as large as nine in ten of the objects (rounded up so that
 //! the finest level has at most four cells per object, and doubled once
 //! more where the objects are sparse in those cells: see [`sparse`]), so
-//! most objects
-//! live at level 0; an object larger than `c0` lives at the first level
-//! whose cells are at least its size. Each object goes to the cell of its
-//! centre at its level (at a sort: see "Following the objects"). Cells
-//! are numbered row by row (x fastest), each level after the one below
-//! it, and the objects are sorted by that number:
-//! `cell_start[k]..cell_start[k + 1]` are cell `k`'s objects, and
-//! a run of cells along x is one range.
+//! most objects live at level 0; an object larger than `c0` lives at the
+//! first level whose cells are at least its size. Each object goes to the
+//! cell of its centre at its level (at a sort: see "Following the
+//! objects"). Cells are numbered row by row (x fastest), each level after
+//! the one below it, and the objects are sorted by that number:
+//! `cell_start[k]..cell_start[k + 1]` are cell `k`'s objects, and a run of
+//! cells along x is one range.
 //!
 //! Positions are measured in cells: `u = (x - origin) * (1 / side)`,
 //! rounded to `f32`. That function is monotone, so two boxes that overlap
