@@ -617,10 +617,12 @@ const SAMPLE: usize = 1 << 14;
 /// meets in its cell are `pairs * step / sampled`. The same sample on any
 /// number of threads: the decision is deterministic.
 ///
-/// Measured with the `build` example's `PAIRS=1` (boxes of side 0.5 to
-/// 1.5, spread further apart): in 3D, at 0.19 to 0.45 others the pair
-/// search at 200k objects took 28 -> 12 and 27 -> 18 ms with the larger
-/// cells, at 0.62 no faster; in 2D faster at 0.06 to 0.41 others.
+/// Measured on the `build` example's boxes (sides 0.5 to 1.5) spread
+/// further apart (its `SPREAD`), with a temporary build forcing either
+/// grid (BENCHMARKS.md, thirty-fourth session): at 200k objects in 3D,
+/// the pair search with the larger cells took 28 -> 12, 30 -> 12 and
+/// 27 -> 18 ms at 0.19, 0.30 and 0.45 others, the same at 0.38 and 0.62;
+/// in 2D less at every density tried.
 fn sparse<V: Vector, S: Source<V> + ?Sized>(items: &S, keyer: &Keyer<'_>) -> bool {
     let step = items.len().div_ceil(SAMPLE).max(1);
     let first = keyer.levels[0].cells();
