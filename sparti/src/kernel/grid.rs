@@ -232,6 +232,11 @@ pub(crate) struct Grid {
     slot: Vec<u32>,
     /// Cell numbers of the objects in list order (the sort's input).
     src_key: Vec<u32>,
+    /// The positions and cells of the sample that decides the finest
+    /// cells' size ([`sparse`]), kept so that a sort allocates nothing
+    /// once warm.
+    sample_at: Vec<u32>,
+    sample_keys: Vec<u32>,
     /// The store's epoch when the objects were last sorted: a refit needs
     /// the same objects.
     epoch: u64,
@@ -604,18 +609,26 @@ fn squares(counts: &[u32], chunk: usize) -> u64 {
     .unwrap_or(0)
 }
 
-/// Objects in the sample that decides whether a grid's finest cells are
-/// too small for its objects ([`sparse`]).
+/// Positions drawn for the sample that decides whether a grid's finest
+/// cells are too small for its objects ([`sparse`]).
 const SAMPLE: usize = 1 << 14;
 
 /// Whether the finest level of `keyer`'s grid is sparse: an object of
 /// that level shares its cell with fewer than `4 / 2^D` others on average
-/// (cells twice as large would hold fewer than four others). Estimated
-/// from the cells of an evenly spaced sample of [`SAMPLE`] objects (all of
-/// them where there are no more): each pair of sampled objects in one
-/// cell stands for `step^2` pairs of objects, so the others an object
-/// meets in its cell are `pairs * step / sampled`. The same sample on any
-/// number of threads: the decision is deterministic.
+/// (cells twice as large would hold fewer than four others, less the few
+/// objects of the next level up that they would take in too).
+///
+/// Estimated from a sample of the positions of `items` (all of them
+/// where there are no more than [`SAMPLE`]): `SAMPLE` positions drawn at
+/// random, the same every time (a fixed xorshift), the repeats dropped:
+/// a uniform sample of `s` of the `len` positions. Not evenly spaced: the
+/// list is in the tree's order, where the objects of one cell lie
+/// together, and evenly spaced positions would find too few of them
+/// together. Each pair of sampled objects in one cell then stands for
+/// `(len / s)^2` pairs of objects, so an object of the level (of which
+/// `s0` were sampled) meets `pairs * len / (s * s0)` others in its cell.
+/// `keys` and `at` are the grid's buffers (their contents are lost). The
+/// same sample on any number of threads: the decision is deterministic.
 ///
 /// Measured on the `build` example's boxes (sides 0.5 to 1.5) spread
 /// further apart (its `SPREAD`), with a temporary build forcing either
@@ -623,23 +636,42 @@ const SAMPLE: usize = 1 << 14;
 /// the pair search with the larger cells took 28 -> 12, 30 -> 12 and
 /// 27 -> 18 ms at 0.19, 0.30 and 0.45 others, the same at 0.38 and 0.62;
 /// in 2D less at every density tried.
-fn sparse<V: Vector, S: Source<V> + ?Sized>(items: &S, keyer: &Keyer<'_>) -> bool {
-    let step = items.len().div_ceil(SAMPLE).max(1);
+fn sparse<V: Vector, S: Source<V> + ?Sized>(
+    items: &S,
+    keyer: &Keyer<'_>,
+    keys: &mut Vec<u32>,
+    at: &mut Vec<u32>,
+) -> bool {
+    let len = items.len();
+    at.clear();
+    if len <= SAMPLE {
+        at.extend(0..len as u32);
+    } else {
+        let mut r = 0x9E37_79B9_7F4A_7C15u64;
+        at.extend((0..SAMPLE).map(|_| {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            (r % len as u64) as u32
+        }));
+        at.sort_unstable();
+        at.dedup();
+    }
     let first = keyer.levels[0].cells();
-    let mut keys: Vec<u32> = (0..items.len())
-        .step_by(step)
-        .filter_map(|i| {
-            let mut k = [NONE];
-            keyer.keys(items, i..i + 1, &mut k, |_| {});
-            Some(k[0]).filter(|&k| u64::from(k) < first)
-        })
-        .collect();
+    keys.clear();
+    keys.extend(at.iter().filter_map(|&i| {
+        let mut k = [NONE];
+        let i = i as usize;
+        keyer.keys(items, i..i + 1, &mut k, |_| {});
+        Some(k[0]).filter(|&k| u64::from(k) < first)
+    }));
     keys.sort_unstable();
     let pairs: u64 = keys
         .chunk_by(|a, b| a == b)
         .map(|run| (run.len() as u64) * (run.len() as u64 - 1))
         .sum();
-    (pairs * step as u64) << V::DIM < 4 * keys.len() as u64
+    let (s, s0) = (at.len() as u128, keys.len() as u128);
+    (u128::from(pairs) * len as u128) << V::DIM < 4 * s * s0
 }
 
 /// The cell of an object: its level (the first whose cells are at least
@@ -1017,6 +1049,8 @@ impl Grid {
         (values_held(&self.lo, &self.hi)
             + self.slot.capacity()
             + self.src_key.capacity()
+            + self.sample_at.capacity()
+            + self.sample_keys.capacity()
             + self.cell_start.capacity())
             * 4
             + self.levels.capacity() * size_of::<Level>()
@@ -1431,7 +1465,12 @@ impl Grid {
                 decided = true;
                 if cells_at(c0) > n as f64
                     && self.levels.len() > 1
-                    && sparse(items, &Keyer::over(&self.levels, self.origin))
+                    && sparse(
+                        items,
+                        &Keyer::over(&self.levels, self.origin),
+                        &mut self.sample_keys,
+                        &mut self.sample_at,
+                    )
                 {
                     c0 *= 2.0;
                     continue;
@@ -2680,56 +2719,70 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "no unsafe; minutes under Miri")]
     fn sparse_objects_get_cells_as_large_as_their_spacing() {
-        fn run<V: Vector>(crowds: bool) -> (u64, usize) {
+        /// The finest level's cells for `n` boxes of side 0.5, about 3
+        /// units apart, or in crowds (2^D boxes a fifth as wide each,
+        /// about 4.6 others in a cell of side 2 in 3D, 2.1 in 2D); with
+        /// `brute`, the grid's pairs checked against the brute force's.
+        fn run<V: Vector>(n: usize, crowds: bool, brute: bool) -> u64 {
             let mut r = XorShift(0x51_7CC1_B727_220A);
             let mut next = move || r.next_unit();
-            let n = 3000;
-            // About 3 units between objects of size 0.5; in crowds, 2^D
-            // boxes a fifth as wide each, much denser.
             let side = 3.0 * (n as f32).powf(1.0 / V::DIM as f32);
+            let descs = (0..n)
+                .map(|i| {
+                    let mut c = V::ZERO;
+                    for a in 0..V::DIM {
+                        let u = next();
+                        c = c.with(
+                            a,
+                            if crowds {
+                                let home = ((i >> a) & 1) as f32 * 0.8 * side;
+                                home + u * side * 0.2
+                            } else {
+                                u * side
+                            },
+                        );
+                    }
+                    ObjectDesc::new(Shape::cuboid(c, V::splat(0.25)), i as u32)
+                })
+                .collect();
             let mut t = LooseOrthtree::<V, u32>::new();
-            for i in 0..n {
-                let mut c = V::ZERO;
-                for a in 0..V::DIM {
-                    let u = next();
-                    c = c.with(
-                        a,
-                        if crowds {
-                            let home = ((i >> a) & 1) as f32 * 0.8 * side;
-                            home + u * side * 0.2
-                        } else {
-                            u * side
-                        },
-                    );
-                }
-                let desc = ObjectDesc::new(Shape::cuboid(c, V::splat(0.25)), i as u32);
-                t.insert(desc).expect("valid object");
-            }
+            t.insert_many(descs).expect("valid objects");
             t.flush();
-            let pairs = both_forms_find(&t);
+            if brute {
+                assert!(!both_forms_find(&t).is_empty(), "a scene with pairs");
+            } else {
+                let mut pairs = Vec::new();
+                t.pairs(&mut pairs);
+                assert!(!pairs.is_empty(), "a scene with pairs");
+            }
             t.validate().expect("a valid tree and grid");
-            let finest = t.core().grid.with_current(|g| g.levels[0].cells());
-            (finest, pairs.len())
+            t.core().grid.with_current(|g| g.levels[0].cells())
         }
-        for (finest, pairs, dims) in [run::<Vec3>(false), run::<Vec2>(false)]
-            .into_iter()
-            .zip([3, 2])
-            .map(|((f, p), d)| (f, p, d))
-        {
-            assert!(pairs > 0, "{dims}D: a scene with pairs");
-            assert!(
-                finest <= 3000,
-                "{dims}D: {finest} finest cells for 3000 sparse objects"
-            );
-        }
-        for (finest, dims) in [run::<Vec3>(true).0, run::<Vec2>(true).0]
-            .into_iter()
-            .zip([3, 2])
-        {
-            assert!(
-                finest > 3000,
-                "{dims}D: {finest} finest cells for 3000 crowded objects"
-            );
+        for n in [3000, 150_000] {
+            // Every object in the sample below 16,384; a drawn sample
+            // above, from a list in the tree's order (where the objects of
+            // one cell lie together: an evenly spaced sample of the
+            // crowds found too few of them together, and made their
+            // cells larger).
+            let brute = n <= 3000;
+            for (finest, dims) in [run::<Vec3>(n, false, brute), run::<Vec2>(n, false, brute)]
+                .into_iter()
+                .zip([3, 2])
+            {
+                assert!(
+                    finest <= n as u64,
+                    "{dims}D: {finest} finest cells for {n} sparse objects"
+                );
+            }
+            for (finest, dims) in [run::<Vec3>(n, true, brute), run::<Vec2>(n, true, brute)]
+                .into_iter()
+                .zip([3, 2])
+            {
+                assert!(
+                    finest > n as u64,
+                    "{dims}D: {finest} finest cells for {n} crowded objects"
+                );
+            }
         }
     }
 
