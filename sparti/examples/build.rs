@@ -7,6 +7,14 @@
 //! ```
 //! Structures: `oct3`, `loose3`, `bsp3`, `quad2`, `loose2`, `bsp2`, each
 //! with its default settings over the benchmark's world.
+//!
+//! `SPREAD=2` moves the boxes' centres twice as far apart (their sizes
+//! kept: a sparser scene, in a world as much larger), and `PAIRS=1`
+//! times the pair search of each build's tree too (the best of three
+//! searches, every box a moving object), with its box tests an object:
+//! ```text
+//! SPREAD=2 PAIRS=1 cargo run --release -p sparti --example build -- loose3 200000 3
+//! ```
 
 use std::time::Instant;
 
@@ -17,8 +25,22 @@ use sparti::{
 };
 
 fn run<V: Vector, S: SpatialIndex<V, u32>>(n: usize, reps: usize, make: impl Fn(Aabb<V>) -> S) {
-    let boxes = sparti_scenes::queries::boxes::<V>(n);
-    let side = sparti_scenes::side(V::DIM, n);
+    let spread: f32 = std::env::var("SPREAD")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1.0);
+    let pairs = std::env::var("PAIRS").is_ok_and(|v| v == "1");
+    let boxes: Vec<Aabb<V>> = sparti_scenes::queries::boxes::<V>(n)
+        .into_iter()
+        .map(|b| {
+            let (c, h) = (b.center() * spread, (b.max - b.min) * 0.5);
+            Aabb {
+                min: c - h,
+                max: c + h,
+            }
+        })
+        .collect();
+    let side = sparti_scenes::side(V::DIM, n) * spread;
     let world = Aabb::new(V::splat(-2.0), V::splat(side + 2.0)).expect("finite");
     let mut times = Vec::new();
     for _ in 0..reps {
@@ -36,15 +58,17 @@ fn run<V: Vector, S: SpatialIndex<V, u32>>(n: usize, reps: usize, make: impl Fn(
         index.flush();
         let t2 = Instant::now();
         let f2 = page_faults();
+        let searched = pairs.then(|| search(&mut index, n));
         times.push((
             (t1 - t).as_secs_f64() * 1e3,
             (t2 - t1).as_secs_f64() * 1e3,
             f1.zip(f0).map(|(b, a)| b - a),
             f2.zip(f1).map(|(b, a)| b - a),
+            searched,
         ));
         drop(index);
     }
-    for (a, b, fa, fb) in times {
+    for (a, b, fa, fb, searched) in times {
         print!(
             "insert_many {a:.1} ms, flush {b:.1} ms, total {:.1} ms",
             a + b
@@ -52,8 +76,27 @@ fn run<V: Vector, S: SpatialIndex<V, u32>>(n: usize, reps: usize, make: impl Fn(
         if let (Some(fa), Some(fb)) = (fa, fb) {
             print!(" (page faults {fa} + {fb})");
         }
+        if let Some((ms, found, tests)) = searched {
+            print!("; pairs {ms:.2} ms ({found} pairs, {tests:.1} box tests an object)");
+        }
         println!();
     }
+}
+
+/// The best of three pair searches of `index` (`n` objects): its time in
+/// ms, the pairs found and the box tests an object of one search.
+fn search<V: Vector, S: SpatialIndex<V, u32>>(index: &mut S, n: usize) -> (f64, usize, f64) {
+    let mut out = Vec::new();
+    let mut best = f64::INFINITY;
+    index.reset_counters();
+    for _ in 0..3 {
+        out.clear();
+        let t = Instant::now();
+        index.pairs(&mut out);
+        best = best.min(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let tests = index.counters().pair_tests as f64 / 3.0 / n.max(1) as f64;
+    (best, out.len(), tests)
 }
 
 /// The process's minor page faults so far (Linux: `/proc/self/stat`),

@@ -17,14 +17,15 @@
 //! The cells of level `l` have side `c0 * 2^l` and tile the box around
 //! every object, from its lower corner. `c0` is the smallest power of two
 //! at least as large as nine in ten of the objects (rounded up so that
-//! the finest level has at most four cells per object), so most objects
-//! live at level 0; an object larger than `c0` lives at the first level
-//! whose cells are at least its size. Each object goes to the cell of its
-//! centre at its level (at a sort: see "Following the objects"). Cells
-//! are numbered row by row (x fastest), each level after the one below
-//! it, and the objects are sorted by that number:
-//! `cell_start[k]..cell_start[k + 1]` are cell `k`'s objects, and
-//! a run of cells along x is one range.
+//! the finest level has at most four cells per object, and doubled once
+//! more where the objects are sparse in those cells: see [`sparse`]), so
+//! most objects live at level 0; an object larger than `c0` lives at the
+//! first level whose cells are at least its size. Each object goes to the
+//! cell of its centre at its level (at a sort: see "Following the
+//! objects"). Cells are numbered row by row (x fastest), each level after
+//! the one below it, and the objects are sorted by that number:
+//! `cell_start[k]..cell_start[k + 1]` are cell `k`'s objects, and a run of
+//! cells along x is one range.
 //!
 //! Positions are measured in cells: `u = (x - origin) * (1 / side)`,
 //! rounded to `f32`. That function is monotone, so two boxes that overlap
@@ -231,6 +232,11 @@ pub(crate) struct Grid {
     slot: Vec<u32>,
     /// Cell numbers of the objects in list order (the sort's input).
     src_key: Vec<u32>,
+    /// The positions and cells of the sample that decides the finest
+    /// cells' size ([`sparse`]), kept so that a sort allocates nothing
+    /// once warm.
+    sample_at: Vec<u32>,
+    sample_keys: Vec<u32>,
     /// The store's epoch when the objects were last sorted: a refit needs
     /// the same objects.
     epoch: u64,
@@ -589,6 +595,83 @@ const SOURCE_AHEAD: usize = 16;
 fn ranges(n: usize, chunk: usize) -> impl ExactSizeIterator<Item = core::ops::Range<usize>> {
     let chunk = chunk.max(1);
     (0..n.div_ceil(chunk)).map(move |i| i * chunk..((i + 1) * chunk).min(n))
+}
+
+/// The sum of the squares of the cells' counts (in pieces of `chunk`
+/// cells, on rayon's threads where there are several): over a level's
+/// cells, its count times the mean number of objects in an object's cell.
+fn squares(counts: &[u32], chunk: usize) -> u64 {
+    fold_parts(
+        counts.chunks(chunk),
+        |c| c.iter().map(|&k| u64::from(k) * u64::from(k)).sum::<u64>(),
+        |a, b| a + b,
+    )
+    .unwrap_or(0)
+}
+
+/// Positions drawn for the sample that decides whether a grid's finest
+/// cells are too small for its objects ([`sparse`]).
+const SAMPLE: usize = 1 << 14;
+
+/// Whether the finest level of `keyer`'s grid is sparse: an object of
+/// that level shares its cell with fewer than `4 / 2^D` others on average
+/// (cells twice as large would hold fewer than four others, less the few
+/// objects of the next level up that they would take in too).
+///
+/// Estimated from a sample of the positions of `items` (all of them
+/// where there are no more than [`SAMPLE`]): `SAMPLE` positions drawn at
+/// random, the same every time (a fixed xorshift), the repeats dropped:
+/// a uniform sample of `s` of the `len` positions. Not evenly spaced: the
+/// list is in the tree's order, where the objects of one cell lie
+/// together, and evenly spaced positions would find too few of them
+/// together. Each pair of sampled objects in one cell then stands for
+/// `(len / s)^2` pairs of objects, so an object of the level (of which
+/// `s0` were sampled) meets `pairs * len / (s * s0)` others in its cell.
+/// `keys` and `at` are the grid's buffers (their contents are lost). The
+/// same sample on any number of threads: the decision is deterministic.
+///
+/// Measured on the `build` example's boxes (sides 0.5 to 1.5) spread
+/// further apart (its `SPREAD`), with a temporary build forcing either
+/// grid (BENCHMARKS.md, thirty-fourth session): at 200k objects in 3D,
+/// the pair search with the larger cells took 28 -> 12, 30 -> 12 and
+/// 27 -> 18 ms at 0.19, 0.30 and 0.45 others, the same at 0.38 and 0.62;
+/// in 2D less at every density tried.
+fn sparse<V: Vector, S: Source<V> + ?Sized>(
+    items: &S,
+    keyer: &Keyer<'_>,
+    keys: &mut Vec<u32>,
+    at: &mut Vec<u32>,
+) -> bool {
+    let len = items.len();
+    at.clear();
+    if len <= SAMPLE {
+        at.extend(0..len as u32);
+    } else {
+        let mut r = 0x9E37_79B9_7F4A_7C15u64;
+        at.extend((0..SAMPLE).map(|_| {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            (r % len as u64) as u32
+        }));
+        at.sort_unstable();
+        at.dedup();
+    }
+    let first = keyer.levels[0].cells();
+    keys.clear();
+    keys.extend(at.iter().filter_map(|&i| {
+        let mut k = [NONE];
+        let i = i as usize;
+        keyer.keys(items, i..i + 1, &mut k, |_| {});
+        Some(k[0]).filter(|&k| u64::from(k) < first)
+    }));
+    keys.sort_unstable();
+    let pairs: u64 = keys
+        .chunk_by(|a, b| a == b)
+        .map(|run| (run.len() as u64) * (run.len() as u64 - 1))
+        .sum();
+    let (s, s0) = (at.len() as u128, keys.len() as u128);
+    (u128::from(pairs) * len as u128) << V::DIM < 4 * s * s0
 }
 
 /// The cell of an object: its level (the first whose cells are at least
@@ -966,6 +1049,8 @@ impl Grid {
         (values_held(&self.lo, &self.hi)
             + self.slot.capacity()
             + self.src_key.capacity()
+            + self.sample_at.capacity()
+            + self.sample_keys.capacity()
             + self.cell_start.capacity())
             * 4
             + self.levels.capacity() * size_of::<Level>()
@@ -1343,75 +1428,99 @@ impl Grid {
         while cells_at(c0) > cap || (0..d).any(|a| extent[a] / c0 >= MAX_DIM) {
             c0 *= 2.0;
         }
-        // The levels, up to the one of a single cell.
-        self.levels.clear();
-        let mut base = 0u64;
-        let mut c = c0;
-        loop {
-            let mut dims = [1u32; 3];
-            for a in 0..d {
-                dims[a] = ((extent[a] / c).floor() + 1.0) as u32;
+        // Cells nearer the spacing of sparse objects: where the finest
+        // level has more cells than objects and, in a sample of them, it
+        // is sparse (see [`sparse`]), the cells are made twice as large
+        // (once). Counted, not guessed from the extent: a few dense
+        // crowds in a wide world keep their cells.
+        let mut decided = false;
+        let (cells, cell_chunk) = loop {
+            // The levels, up to the one of a single cell.
+            self.levels.clear();
+            let mut base = 0u64;
+            let mut c = c0;
+            loop {
+                let mut dims = [1u32; 3];
+                for a in 0..d {
+                    dims[a] = ((extent[a] / c).floor() + 1.0) as u32;
+                }
+                let lv = Level {
+                    inv: (1.0 / c) as f32,
+                    dims,
+                    base: base as u32,
+                    ext: f32::NEG_INFINITY,
+                    count: 0,
+                    limit: 0.0,
+                };
+                base += lv.cells();
+                self.levels.push(lv);
+                if dims.iter().all(|&k| k == 1) || self.levels.len() >= MAX_PARTS {
+                    break;
+                }
+                c *= 2.0;
             }
-            let lv = Level {
-                inv: (1.0 / c) as f32,
-                dims,
-                base: base as u32,
-                ext: f32::NEG_INFINITY,
-                count: 0,
-                limit: 0.0,
+            let cells = base as usize;
+            self.origin = core::array::from_fn(|a| if a < d { lo[a] } else { 0.0 });
+            if !decided {
+                decided = true;
+                if cells_at(c0) > n as f64
+                    && self.levels.len() > 1
+                    && sparse(
+                        items,
+                        &Keyer::over(&self.levels, self.origin),
+                        &mut self.sample_keys,
+                        &mut self.sample_at,
+                    )
+                {
+                    c0 *= 2.0;
+                    continue;
+                }
+            }
+            // Every key entry is written by the keys' pass (`NONE` for room);
+            // the cells' counts start at zero.
+            self.src_key.resize(items.len(), NONE);
+            self.cell_start.clear();
+            self.cell_start.resize(cells + 1, 0);
+            let cell_chunk = cells.div_ceil(parts).max(1);
+            // Keys, and per level how many objects and how far they stick out
+            // of their cells.
+            let keyer = Keyer::over(&self.levels, self.origin);
+            let stats = if parts == 1 {
+                // Objects per cell, counted as the keys are made.
+                let counts = &mut self.cell_start[..cells];
+                keyer.keys(items, 0..items.len(), &mut self.src_key, |k| {
+                    counts[k as usize] += 1;
+                })
+            } else {
+                fold_parts(
+                    ranges(items.len(), chunk).zip(self.src_key.chunks_mut(chunk)),
+                    |(r, keys)| keyer.keys(items, r, keys, |_| {}),
+                    merged_stats,
+                )
+                .unwrap_or(NO_STATS)
             };
-            base += lv.cells();
-            self.levels.push(lv);
-            if dims.iter().all(|&k| k == 1) || self.levels.len() >= MAX_PARTS {
-                break;
+            for (lv, (ext, count)) in self.levels.iter_mut().zip(stats) {
+                lv.ext = lv.ext.max(ext);
+                lv.count += count;
             }
-            c *= 2.0;
-        }
-        let cells = base as usize;
-        self.origin = core::array::from_fn(|a| if a < d { lo[a] } else { 0.0 });
-        // Every key entry is written by the keys' pass (`NONE` for room);
-        // the cells' counts start at zero.
-        self.src_key.resize(items.len(), NONE);
-        self.cell_start.clear();
-        self.cell_start.resize(cells + 1, 0);
-        let cell_chunk = cells.div_ceil(parts).max(1);
-        // Keys, and per level how many objects and how far they stick out
-        // of their cells.
-        let keyer = Keyer::over(&self.levels, self.origin);
-        let stats = if parts == 1 {
-            // Objects per cell, counted as the keys are made.
-            let counts = &mut self.cell_start[..cells];
-            keyer.keys(items, 0..items.len(), &mut self.src_key, |k| {
-                counts[k as usize] += 1;
-            })
-        } else {
-            fold_parts(
-                ranges(items.len(), chunk).zip(self.src_key.chunks_mut(chunk)),
-                |(r, keys)| keyer.keys(items, r, keys, |_| {}),
-                merged_stats,
-            )
-            .unwrap_or(NO_STATS)
-        };
-        for (lv, (ext, count)) in self.levels.iter_mut().zip(stats) {
-            lv.ext = lv.ext.max(ext);
-            lv.count += count;
-        }
-        if parts > 1 {
-            // Objects per cell, each piece counting the cells of its range.
-            let src_key = &self.src_key;
-            for_parts(
-                self.cell_start[..cells].chunks_mut(cell_chunk).enumerate(),
-                |(pi, counts)| {
-                    let first = (pi * cell_chunk) as u32;
-                    for &k in src_key {
-                        // Room (`NONE`) and other ranges' cells fall outside.
-                        if let Some(c) = counts.get_mut(k.wrapping_sub(first) as usize) {
-                            *c += 1;
+            if parts > 1 {
+                // Objects per cell, each piece counting the cells of its range.
+                let src_key = &self.src_key;
+                for_parts(
+                    self.cell_start[..cells].chunks_mut(cell_chunk).enumerate(),
+                    |(pi, counts)| {
+                        let first = (pi * cell_chunk) as u32;
+                        for &k in src_key {
+                            // Room (`NONE`) and other ranges' cells fall outside.
+                            if let Some(c) = counts.get_mut(k.wrapping_sub(first) as usize) {
+                                *c += 1;
+                            }
                         }
-                    }
-                },
-            );
-        }
+                    },
+                );
+            }
+            break (cells, cell_chunk);
+        };
         // How crowded: per level, the mean number of objects in an
         // object's cell; every object of that level or a finer one meets
         // about 3^D cells' worth (a rough count, to catch the hopeless).
@@ -1423,12 +1532,7 @@ impl Grid {
             }
             let range =
                 &self.cell_start[lv.base as usize..(u64::from(lv.base) + lv.cells()) as usize];
-            let sq: u64 = fold_parts(
-                range.chunks(cell_chunk),
-                |c| c.iter().map(|&k| u64::from(k) * u64::from(k)).sum::<u64>(),
-                |a, b| a + b,
-            )
-            .unwrap_or(0);
+            let sq = squares(range, cell_chunk);
             finer += f64::from(lv.count);
             expected += finer * (sq as f64 / f64::from(lv.count));
         }
@@ -2605,6 +2709,81 @@ mod tests {
         assert_eq!(g_n, sorted_n + 1, "the filed object is in the grid");
         assert_eq!(t.core().grid.with_current(|g| g.refits), 0);
         t.validate().expect("a valid tree and grid");
+    }
+
+    /// Objects far smaller than their spacing get cells about as large as
+    /// the spacing, not as their size (measured: the pair search at 1M
+    /// such boxes twice as fast); the same objects in a few crowds of the
+    /// same world keep the cells of their size. The pairs are the brute
+    /// force's either way.
+    #[test]
+    #[cfg_attr(miri, ignore = "no unsafe; minutes under Miri")]
+    fn sparse_objects_get_cells_as_large_as_their_spacing() {
+        /// The finest level's cells for `n` boxes of side 0.5, about 3
+        /// units apart, or in crowds (2^D boxes a fifth as wide each,
+        /// about 4.6 others in a cell of side 2 in 3D, 2.1 in 2D); with
+        /// `brute`, the grid's pairs checked against the brute force's.
+        fn run<V: Vector>(n: usize, crowds: bool, brute: bool) -> u64 {
+            let mut r = XorShift(0x51_7CC1_B727_220A);
+            let mut next = move || r.next_unit();
+            let side = 3.0 * (n as f32).powf(1.0 / V::DIM as f32);
+            let descs = (0..n)
+                .map(|i| {
+                    let mut c = V::ZERO;
+                    for a in 0..V::DIM {
+                        let u = next();
+                        c = c.with(
+                            a,
+                            if crowds {
+                                let home = ((i >> a) & 1) as f32 * 0.8 * side;
+                                home + u * side * 0.2
+                            } else {
+                                u * side
+                            },
+                        );
+                    }
+                    ObjectDesc::new(Shape::cuboid(c, V::splat(0.25)), i as u32)
+                })
+                .collect();
+            let mut t = LooseOrthtree::<V, u32>::new();
+            t.insert_many(descs).expect("valid objects");
+            t.flush();
+            if brute {
+                assert!(!both_forms_find(&t).is_empty(), "a scene with pairs");
+            } else {
+                let mut pairs = Vec::new();
+                t.pairs(&mut pairs);
+                assert!(!pairs.is_empty(), "a scene with pairs");
+            }
+            t.validate().expect("a valid tree and grid");
+            t.core().grid.with_current(|g| g.levels[0].cells())
+        }
+        for n in [3000, 150_000] {
+            // Every object in the sample below 16,384; a drawn sample
+            // above, from a list in the tree's order (where the objects of
+            // one cell lie together: an evenly spaced sample of the
+            // crowds found too few of them together, and made their
+            // cells larger).
+            let brute = n <= 3000;
+            for (finest, dims) in [run::<Vec3>(n, false, brute), run::<Vec2>(n, false, brute)]
+                .into_iter()
+                .zip([3, 2])
+            {
+                assert!(
+                    finest <= n as u64,
+                    "{dims}D: {finest} finest cells for {n} sparse objects"
+                );
+            }
+            for (finest, dims) in [run::<Vec3>(n, true, brute), run::<Vec2>(n, true, brute)]
+                .into_iter()
+                .zip([3, 2])
+            {
+                assert!(
+                    finest > n as u64,
+                    "{dims}D: {finest} finest cells for {n} crowded objects"
+                );
+            }
+        }
     }
 
     /// The mixed scene, then the crowded cell.
