@@ -597,18 +597,6 @@ fn ranges(n: usize, chunk: usize) -> impl ExactSizeIterator<Item = core::ops::Ra
     (0..n.div_ceil(chunk)).map(move |i| i * chunk..((i + 1) * chunk).min(n))
 }
 
-/// The sum of the squares of the cells' counts (in pieces of `chunk`
-/// cells, on rayon's threads where there are several): over a level's
-/// cells, its count times the mean number of objects in an object's cell.
-fn squares(counts: &[u32], chunk: usize) -> u64 {
-    fold_parts(
-        counts.chunks(chunk),
-        |c| c.iter().map(|&k| u64::from(k) * u64::from(k)).sum::<u64>(),
-        |a, b| a + b,
-    )
-    .unwrap_or(0)
-}
-
 /// Positions drawn for the sample that decides whether a grid's finest
 /// cells are too small for its objects ([`sparse`]).
 const SAMPLE: usize = 1 << 14;
@@ -1353,6 +1341,36 @@ impl Grid {
         (ctx, pieces)
     }
 
+    /// The levels for a finest cell side `c0` over the objects' box of
+    /// `extent` (`d` axes), up to the one of a single cell (or
+    /// [`MAX_PARTS`] levels); returns how many cells they have in all.
+    fn set_levels(&mut self, c0: f64, extent: &[f64; 3], d: usize) -> usize {
+        self.levels.clear();
+        let mut base = 0u64;
+        let mut c = c0;
+        loop {
+            let mut dims = [1u32; 3];
+            for a in 0..d {
+                dims[a] = ((extent[a] / c).floor() + 1.0) as u32;
+            }
+            let lv = Level {
+                inv: (1.0 / c) as f32,
+                dims,
+                base: base as u32,
+                ext: f32::NEG_INFINITY,
+                count: 0,
+                limit: 0.0,
+            };
+            base += lv.cells();
+            self.levels.push(lv);
+            if dims.iter().all(|&k| k == 1) || self.levels.len() >= MAX_PARTS {
+                break;
+            }
+            c *= 2.0;
+        }
+        base as usize
+    }
+
     /// The build, its passes cut into `parts` pieces (run on rayon's
     /// threads where there are several). Every pass gives the same result
     /// however it is cut: sums and maxima are exact, and the sort's
@@ -1428,99 +1446,68 @@ impl Grid {
         while cells_at(c0) > cap || (0..d).any(|a| extent[a] / c0 >= MAX_DIM) {
             c0 *= 2.0;
         }
+        let mut cells = self.set_levels(c0, &extent, d);
+        self.origin = core::array::from_fn(|a| if a < d { lo[a] } else { 0.0 });
         // Cells nearer the spacing of sparse objects: where the finest
         // level has more cells than objects and, in a sample of them, it
         // is sparse (see [`sparse`]), the cells are made twice as large
         // (once). Counted, not guessed from the extent: a few dense
         // crowds in a wide world keep their cells.
-        let mut decided = false;
-        let (cells, cell_chunk) = loop {
-            // The levels, up to the one of a single cell.
-            self.levels.clear();
-            let mut base = 0u64;
-            let mut c = c0;
-            loop {
-                let mut dims = [1u32; 3];
-                for a in 0..d {
-                    dims[a] = ((extent[a] / c).floor() + 1.0) as u32;
-                }
-                let lv = Level {
-                    inv: (1.0 / c) as f32,
-                    dims,
-                    base: base as u32,
-                    ext: f32::NEG_INFINITY,
-                    count: 0,
-                    limit: 0.0,
-                };
-                base += lv.cells();
-                self.levels.push(lv);
-                if dims.iter().all(|&k| k == 1) || self.levels.len() >= MAX_PARTS {
-                    break;
-                }
-                c *= 2.0;
-            }
-            let cells = base as usize;
-            self.origin = core::array::from_fn(|a| if a < d { lo[a] } else { 0.0 });
-            if !decided {
-                decided = true;
-                if cells_at(c0) > n as f64
-                    && self.levels.len() > 1
-                    && sparse(
-                        items,
-                        &Keyer::over(&self.levels, self.origin),
-                        &mut self.sample_keys,
-                        &mut self.sample_at,
-                    )
-                {
-                    c0 *= 2.0;
-                    continue;
-                }
-            }
-            // Every key entry is written by the keys' pass (`NONE` for room);
-            // the cells' counts start at zero.
-            self.src_key.resize(items.len(), NONE);
-            self.cell_start.clear();
-            self.cell_start.resize(cells + 1, 0);
-            let cell_chunk = cells.div_ceil(parts).max(1);
-            // Keys, and per level how many objects and how far they stick out
-            // of their cells.
-            let keyer = Keyer::over(&self.levels, self.origin);
-            let stats = if parts == 1 {
-                // Objects per cell, counted as the keys are made.
-                let counts = &mut self.cell_start[..cells];
-                keyer.keys(items, 0..items.len(), &mut self.src_key, |k| {
-                    counts[k as usize] += 1;
-                })
-            } else {
-                fold_parts(
-                    ranges(items.len(), chunk).zip(self.src_key.chunks_mut(chunk)),
-                    |(r, keys)| keyer.keys(items, r, keys, |_| {}),
-                    merged_stats,
-                )
-                .unwrap_or(NO_STATS)
-            };
-            for (lv, (ext, count)) in self.levels.iter_mut().zip(stats) {
-                lv.ext = lv.ext.max(ext);
-                lv.count += count;
-            }
-            if parts > 1 {
-                // Objects per cell, each piece counting the cells of its range.
-                let src_key = &self.src_key;
-                for_parts(
-                    self.cell_start[..cells].chunks_mut(cell_chunk).enumerate(),
-                    |(pi, counts)| {
-                        let first = (pi * cell_chunk) as u32;
-                        for &k in src_key {
-                            // Room (`NONE`) and other ranges' cells fall outside.
-                            if let Some(c) = counts.get_mut(k.wrapping_sub(first) as usize) {
-                                *c += 1;
-                            }
-                        }
-                    },
-                );
-            }
-            break (cells, cell_chunk);
+        if cells_at(c0) > n as f64
+            && self.levels.len() > 1
+            && sparse(
+                items,
+                &Keyer::over(&self.levels, self.origin),
+                &mut self.sample_keys,
+                &mut self.sample_at,
+            )
+        {
+            c0 *= 2.0;
+            cells = self.set_levels(c0, &extent, d);
+        }
+        // Every key entry is written by the keys' pass (`NONE` for room);
+        // the cells' counts start at zero.
+        self.src_key.resize(items.len(), NONE);
+        self.cell_start.clear();
+        self.cell_start.resize(cells + 1, 0);
+        let cell_chunk = cells.div_ceil(parts).max(1);
+        // Keys, and per level how many objects and how far they stick out
+        // of their cells.
+        let keyer = Keyer::over(&self.levels, self.origin);
+        let stats = if parts == 1 {
+            // Objects per cell, counted as the keys are made.
+            let counts = &mut self.cell_start[..cells];
+            keyer.keys(items, 0..items.len(), &mut self.src_key, |k| {
+                counts[k as usize] += 1;
+            })
+        } else {
+            fold_parts(
+                ranges(items.len(), chunk).zip(self.src_key.chunks_mut(chunk)),
+                |(r, keys)| keyer.keys(items, r, keys, |_| {}),
+                merged_stats,
+            )
+            .unwrap_or(NO_STATS)
         };
+        for (lv, (ext, count)) in self.levels.iter_mut().zip(stats) {
+            lv.ext = lv.ext.max(ext);
+            lv.count += count;
+        }
+        if parts > 1 {
+            // Objects per cell, each piece counting the cells of its range.
+            let src_key = &self.src_key;
+            for_parts(
+                self.cell_start[..cells].chunks_mut(cell_chunk).enumerate(),
+                |(pi, counts)| {
+                    let first = (pi * cell_chunk) as u32;
+                    for &k in src_key {
+                        // Room (`NONE`) and other ranges' cells fall outside.
+                        if let Some(c) = counts.get_mut(k.wrapping_sub(first) as usize) {
+                            *c += 1;
+                        }
+                    }
+                },
+            );
+        }
         // How crowded: per level, the mean number of objects in an
         // object's cell; every object of that level or a finer one meets
         // about 3^D cells' worth (a rough count, to catch the hopeless).
@@ -1532,7 +1519,12 @@ impl Grid {
             }
             let range =
                 &self.cell_start[lv.base as usize..(u64::from(lv.base) + lv.cells()) as usize];
-            let sq = squares(range, cell_chunk);
+            let sq: u64 = fold_parts(
+                range.chunks(cell_chunk),
+                |c| c.iter().map(|&k| u64::from(k) * u64::from(k)).sum::<u64>(),
+                |a, b| a + b,
+            )
+            .unwrap_or(0);
             finer += f64::from(lv.count);
             expected += finer * (sq as f64 / f64::from(lv.count));
         }
