@@ -69,6 +69,18 @@
 //! many left each frame, so that a refit that would fail is not tried).
 //! Refits and sorts give the same grid on any number of threads.
 //!
+//! From [`MIRROR_FROM`] objects the grid also keeps a copy of every
+//! object's box in position order, one 32-byte record each
+//! ([`Grid::mirror`], with each slot's position): a sort fills it, and
+//! every move (`update`, one move at a time) writes its new box there.
+//! The next refit then reads its boxes in order from the copy instead of
+//! the objects' shapes in the store, which lies in slot order, so at
+//! random from the grid's point of view; that random read was half of a
+//! refit's time at 100k objects. A change the copy is not told of (the
+//! phases of a large `update_many` write the shapes directly) leaves it
+//! out of date, which the store's count of writes shows: the next refit
+//! reads the store, as without a copy, and writes the copy anew.
+//!
 //! # When the grid is not used
 //! Counting gives, per level, how crowded the cells are. When the
 //! expected number of box tests passes [`MAX_TESTS_PER_OBJECT`] per
@@ -103,6 +115,15 @@ const DRIFT: f32 = 0.25;
 /// 84-92 with one in 32, 89-94 with one in 64, against 91-96 sorting
 /// every frame.
 const MOVERS: u64 = 16;
+
+/// Objects from which the grid keeps its copy of the boxes
+/// ([`Grid::mirror`]): below, the store fits the caches, and a refit reads
+/// it as fast as the copy, which the moves would write for nothing. From
+/// one object in the unit tests and for fuzzing, so that both are checked.
+#[cfg(not(any(test, fuzzing)))]
+pub(crate) const MIRROR_FROM: usize = 32_768;
+#[cfg(any(test, fuzzing))]
+pub(crate) const MIRROR_FROM: usize = 1;
 
 /// How many positions ahead a refit asks for an object's slot in the
 /// store.
@@ -211,6 +232,26 @@ impl Level {
     }
 }
 
+/// An object's box in the grid's copy kept by the moves ([`Grid::mirror`]):
+/// its lower corner in lanes 0 to 2, its upper corner in lanes 3 to 5.
+/// Aligned to 32 bytes, so that a move's write touches one cache line.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(align(32))]
+pub(crate) struct Mirror([f32; 8]);
+
+impl Mirror {
+    /// The box's copy.
+    #[inline]
+    pub fn of<V: Vector>(b: &crate::Aabb<V>) -> Self {
+        let mut m = [0f32; 8];
+        for a in 0..V::DIM {
+            m[a] = b.min.get(a);
+            m[3 + a] = b.max.get(a);
+        }
+        Self(m)
+    }
+}
+
 /// The grid and the buffers of its search, kept between searches.
 #[derive(Default)]
 pub(crate) struct Grid {
@@ -230,6 +271,18 @@ pub(crate) struct Grid {
     /// entries keep them: an object's flag
     /// never changes, so a refit leaves them as they are).
     slot: Vec<u32>,
+    /// The objects' boxes in grid order, one [`Mirror`] each: filled by a
+    /// sort and by a refit that read the store, and kept up to date by
+    /// the moves ([`Grid::mirror_move`]), so that the next refit reads
+    /// them in order instead of the objects' shapes in the store at
+    /// random. Valid while `mirror_at` is the store's count of writes
+    /// ([`crate::store::Store::writes`]).
+    mirror: Vec<Mirror>,
+    /// Each slot's grid position (`NONE`: none), for the moves.
+    pos_of: Vec<u32>,
+    /// The store's count of writes with which `mirror` agrees (`None`:
+    /// none).
+    mirror_at: Option<u64>,
     /// Cell numbers of the objects in list order (the sort's input).
     src_key: Vec<u32>,
     /// The positions and cells of the sample that decides the finest
@@ -771,6 +824,7 @@ struct Piece<'a> {
     lo: [&'a mut [f32]; 3],
     hi: [&'a mut [f32]; 3],
     slot: &'a mut [u32],
+    mirror: &'a mut [Mirror],
 }
 
 impl Piece<'_> {
@@ -839,6 +893,9 @@ impl Piece<'_> {
             self.lo[a][p] = it.aabb.min.get(a);
             self.hi[a][p] = it.aabb.max.get(a);
         }
+        if let Some(m) = self.mirror.get_mut(p) {
+            *m = Mirror::of(&it.aabb);
+        }
         self.slot[p] = it.tag();
     }
 }
@@ -852,6 +909,10 @@ impl Piece<'_> {
 pub(crate) struct Follow<L, P> {
     pub epoch: u64,
     pub filed: usize,
+    /// The store's count of writes ([`Grid::mirror`]).
+    pub writes: u64,
+    /// Whether every live object is filed (none queued).
+    pub all_filed: bool,
     pub locate: L,
     pub prefetch: P,
 }
@@ -860,6 +921,9 @@ pub(crate) struct Follow<L, P> {
 /// slots.
 #[derive(Clone, Copy)]
 struct FollowCtx<'a> {
+    /// Whether the boxes come from the grid's copy ([`Grid::mirror`]),
+    /// not from the store.
+    mirrored: bool,
     levels: &'a [Level],
     used: &'a [u32],
     origin: [f32; 3],
@@ -875,6 +939,9 @@ impl<V: Vector, L: Fn(u32) -> Option<crate::Shape<V>>> Locate<V> for L {}
 struct FollowPiece<'a> {
     first: usize,
     end: usize,
+    /// The piece's part of [`Grid::mirror`]: read where the context says
+    /// it is up to date, else written.
+    mirror: &'a mut [Mirror],
     lo: [&'a mut [f32]; 3],
     hi: [&'a mut [f32]; 3],
 }
@@ -921,6 +988,7 @@ impl FollowPiece<'_> {
         ctx: &FollowCtx<'_>,
     ) -> Option<LevelStats> {
         let FollowCtx {
+            mirrored,
             levels,
             used,
             origin,
@@ -947,22 +1015,34 @@ impl FollowPiece<'_> {
             let mut p0 = s;
             while p0 < e {
                 let k = BATCH.min(e - p0);
-                // The objects as they are now, from the store (asked for
-                // ahead: it is in slot order, the grid in space's). The
-                // lanes past the batch repeat its first object.
-                let mut shapes = [crate::Shape::Box(crate::Aabb::<V>::empty()); BATCH];
-                for j in 0..k {
-                    let p = p0 + j;
-                    if ask && let Some(&ahead) = slot.get(p + FOLLOW_AHEAD) {
-                        (follow.prefetch)(slot_of(ahead));
-                    }
-                    shapes[j] = (follow.locate)(slot_of(slot[p]))?;
-                }
-                for j in k..BATCH {
-                    shapes[j] = shapes[0];
-                }
+                let q = p0 - first;
                 let (mut lo, mut hi) = ([[0f32; BATCH]; 3], [[0f32; BATCH]; 3]);
-                boxes_of(&shapes, &mut lo, &mut hi);
+                if mirrored {
+                    // The boxes the moves left in the copy, in order. The
+                    // lanes past the batch repeat its first object.
+                    for j in 0..BATCH {
+                        let m = &self.mirror[q + if j < k { j } else { 0 }].0;
+                        for a in 0..3 {
+                            lo[a][j] = m[a];
+                            hi[a][j] = m[3 + a];
+                        }
+                    }
+                } else {
+                    // The objects as they are now, from the store (asked
+                    // for ahead: it is in slot order, the grid in space's).
+                    let mut shapes = [crate::Shape::Box(crate::Aabb::<V>::empty()); BATCH];
+                    for j in 0..k {
+                        let p = p0 + j;
+                        if ask && let Some(&ahead) = slot.get(p + FOLLOW_AHEAD) {
+                            (follow.prefetch)(slot_of(ahead));
+                        }
+                        shapes[j] = (follow.locate)(slot_of(slot[p]))?;
+                    }
+                    for j in k..BATCH {
+                        shapes[j] = shapes[0];
+                    }
+                    boxes_of(&shapes, &mut lo, &mut hi);
+                }
                 // The cell of each centre, as the sort computes it.
                 let (mut u0, mut u1) = ([[0f32; BATCH]; 3], [[0f32; BATCH]; 3]);
                 let mut kc = [[0u32; BATCH]; 3];
@@ -1018,10 +1098,19 @@ impl FollowPiece<'_> {
                 if far {
                     return None;
                 }
-                let q = p0 - first;
                 for a in 0..d {
                     self.lo[a][q..q + k].copy_from_slice(&lo[a][..k]);
                     self.hi[a][q..q + k].copy_from_slice(&hi[a][..k]);
+                }
+                if !mirrored && !self.mirror.is_empty() {
+                    for j in 0..k {
+                        let mut m = [0f32; 8];
+                        for a in 0..d {
+                            m[a] = lo[a][j];
+                            m[3 + a] = hi[a][j];
+                        }
+                        self.mirror[q + j] = Mirror(m);
+                    }
                 }
                 p0 += k;
             }
@@ -1043,6 +1132,8 @@ impl Grid {
             * 4
             + self.levels.capacity() * size_of::<Level>()
             + self.used.capacity() * 4
+            + self.mirror.capacity() * size_of::<Mirror>()
+            + self.pos_of.capacity() * 4
     }
 
     /// The cell whose objects' range holds position `p` (below the
@@ -1205,7 +1296,113 @@ impl Grid {
         self.epoch = follow.epoch;
         self.refits = 0;
         self.movers = 0;
-        self.fill(items, parts, survey)
+        let ok = self.fill(items, parts, survey);
+        self.pos_of.clear();
+        self.mirror_at = None;
+        if ok && self.mirror.len() == self.n {
+            for (p, &t) in self.slot[..self.n].iter().enumerate() {
+                let s = slot_of(t) as usize;
+                if s >= self.pos_of.len() {
+                    self.pos_of.resize(s + 1, NONE);
+                }
+                self.pos_of[s] = p as u32;
+            }
+            self.mirror_at = Some(follow.writes);
+        }
+        ok
+    }
+
+    /// Checks the grid's copy of the boxes ([`Grid::mirror`]) where it
+    /// claims to be up to date: each position's copy is the box of its
+    /// object in the store now, bit for bit, and each object's position is
+    /// found from its slot (a shape changed without the copy being told
+    /// leaves it wrong, and this catches it).
+    pub(crate) fn check_mirror<V: Vector, T>(
+        &self,
+        store: &Store<crate::Object<V, T>>,
+    ) -> Result<(), String> {
+        if !self.ok || self.epoch != store.epoch() || self.mirror_at != Some(store.writes()) {
+            return Ok(());
+        }
+        if self.mirror.len() != self.n {
+            return Err(format!(
+                "the grid's copy of the boxes holds {} boxes for {} objects",
+                self.mirror.len(),
+                self.n
+            ));
+        }
+        let bits = |m: &Mirror| m.0.map(f32::to_bits);
+        for (p, (m, &t)) in self.mirror.iter().zip(&self.slot).enumerate() {
+            let slot = slot_of(t);
+            let Some(o) = store.get_obj(slot) else {
+                return Err(format!(
+                    "grid position {p} names slot {slot}, which holds no object"
+                ));
+            };
+            if bits(m) != bits(&Mirror::of(&o.aabb())) {
+                return Err(format!(
+                    "the grid's copy of the box at position {p} (slot {slot}) is not its object's box"
+                ));
+            }
+            if self.pos_of.get(slot as usize) != Some(&(p as u32)) {
+                return Err(format!(
+                    "slot {slot} does not lead to its grid position {p}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a refit may read the boxes from the grid's copy
+    /// ([`Grid::mirror`]): every move since it was last filled was
+    /// written into it, and every object is filed.
+    fn mirrored<L, P>(&self, follow: &Follow<L, P>) -> bool {
+        follow.all_filed
+            && self.mirror_at == Some(follow.writes)
+            && self.n > 0
+            && self.mirror.len() == self.n
+    }
+
+    /// After a move of the object in `slot` to box `b`, the store's count
+    /// of writes before it `before` and after it `after`: the box into the
+    /// grid's copy where the copy was up to date before, so that it stays
+    /// so (and the next refit reads it instead of the store).
+    #[inline]
+    pub fn mirror_move<V: Vector>(
+        &mut self,
+        slot: u32,
+        b: &crate::Aabb<V>,
+        before: u64,
+        after: u64,
+    ) {
+        if self.mirror_at != Some(before) {
+            return;
+        }
+        match self
+            .pos_of
+            .get(slot as usize)
+            .and_then(|&p| self.mirror.get_mut(p as usize))
+        {
+            Some(m) => {
+                *m = Mirror::of(b);
+                self.mirror_at = Some(after);
+            }
+            None => self.mirror_at = None,
+        }
+    }
+
+    /// Asks the cache for the copy of the box of the object in `slot`
+    /// ([`Grid::mirror_move`]), for a move a little later.
+    #[inline]
+    pub fn prefetch_mirror(&self, slot: u32) {
+        if self.mirror_at.is_some()
+            && let Some(m) = self
+                .pos_of
+                .get(slot as usize)
+                .and_then(|&p| self.mirror.get(p as usize))
+        {
+            crate::kernel::prefetch(m);
+        }
     }
 
     /// The grid follows its objects where they moved, without a new sort
@@ -1221,12 +1418,14 @@ impl Grid {
         if !self.refit_ready(follow.epoch, follow.filed) {
             return false;
         }
+        let mirrored = self.mirrored(follow);
         let ext = {
-            let (ctx, mut pieces) = self.follow_pieces(1);
+            let (ctx, mut pieces) = self.follow_pieces(1, mirrored);
             pieces
                 .next()
                 .and_then(|mut piece| piece.follow(follow, &ctx))
         };
+        self.mirror_at = (ext.is_some() && self.mirror.len() == self.n).then_some(follow.writes);
         self.refit_done(ext)
     }
 
@@ -1241,8 +1440,9 @@ impl Grid {
         if !self.refit_ready(follow.epoch, follow.filed) {
             return false;
         }
+        let mirrored = self.mirrored(follow);
         let ext = {
-            let (ctx, pieces) = self.follow_pieces(parts);
+            let (ctx, pieces) = self.follow_pieces(parts, mirrored);
             fold_parts(
                 pieces,
                 |mut piece| piece.follow(follow, &ctx),
@@ -1250,6 +1450,7 @@ impl Grid {
             )
             .flatten()
         };
+        self.mirror_at = (ext.is_some() && self.mirror.len() == self.n).then_some(follow.writes);
         self.refit_done(ext)
     }
 
@@ -1305,6 +1506,7 @@ impl Grid {
     fn follow_pieces(
         &mut self,
         parts: usize,
+        mirrored: bool,
     ) -> (
         FollowCtx<'_>,
         impl ExactSizeIterator<Item = FollowPiece<'_>>,
@@ -1318,6 +1520,7 @@ impl Grid {
         }
         let cuts = &cuts[1..parts];
         let ctx = FollowCtx {
+            mirrored,
             levels: &self.levels,
             used: &self.used,
             origin: self.origin,
@@ -1326,6 +1529,7 @@ impl Grid {
         };
         let mut lo = self.lo.each_mut().map(|v| split_at_all(v, cuts));
         let mut hi = self.hi.each_mut().map(|v| split_at_all(v, cuts));
+        let mut mirror = split_at_all(&mut self.mirror, cuts);
         // In an array, not a `Vec`: a refit allocates nothing.
         let mut pieces: [Option<FollowPiece<'_>>; MAX_PARTS] = core::array::from_fn(|_| None);
         for (i, p) in pieces.iter_mut().enumerate().take(parts) {
@@ -1333,6 +1537,7 @@ impl Grid {
             *p = Some(FollowPiece {
                 first: (i * step).min(n),
                 end: ((i + 1) * step).min(n),
+                mirror: mirror.next().expect(piece),
                 lo: core::array::from_fn(|a| lo[a].next().expect(piece)),
                 hi: core::array::from_fn(|a| hi[a].next().expect(piece)),
             });
@@ -1582,6 +1787,11 @@ impl Grid {
             }
         }
         self.slot.resize(n, NONE);
+        if n >= MIRROR_FROM {
+            self.mirror.resize(n, Mirror::default());
+        } else {
+            self.mirror.clear();
+        }
         // The scatter, backward (stable: cell_start[k] ends as the start
         // of cell k), cut by destination: pieces of about equal numbers of
         // objects, each a range of cells and so of positions.
@@ -1614,6 +1824,7 @@ impl Grid {
         let mut lo = self.lo.each_mut().map(|v| split_at_all(v, at));
         let mut hi = self.hi.each_mut().map(|v| split_at_all(v, at));
         let mut slot = split_at_all(&mut self.slot, at);
+        let mut mirror = split_at_all(&mut self.mirror, at);
         let mut next = move || {
             let piece = "a piece per part";
             (
@@ -1621,10 +1832,11 @@ impl Grid {
                 core::array::from_fn(|a| lo[a].next().expect(piece)),
                 core::array::from_fn(|a| hi[a].next().expect(piece)),
                 slot.next().expect(piece),
+                mirror.next().expect(piece),
             )
         };
         (0..cut_cells.len()).map(move |i| {
-            let (cell_end, lo, hi, slot) = next();
+            let (cell_end, lo, hi, slot, mirror) = next();
             Piece {
                 first_cell: cut_cells[i] as u32,
                 first_pos: cut_pos[i] as u32,
@@ -1632,6 +1844,7 @@ impl Grid {
                 lo,
                 hi,
                 slot,
+                mirror,
             }
         })
     }
@@ -2564,6 +2777,79 @@ mod tests {
         both_forms_find(&t);
         assert_eq!(refits(&t), 0, "a removal brings a new sort");
         t.validate().expect("a valid tree and grid");
+    }
+
+    /// The moves keep the grid's copy of the boxes up to date, and the
+    /// refit then reads it (not the store); a batch of moves, which does
+    /// not write it, leaves it out of date, and the next refit reads the
+    /// store and writes it anew. The pairs are the brute force's
+    /// throughout, and `validate` checks the copy against the objects
+    /// (and catches a copy gone wrong).
+    fn the_moves_keep_the_grids_copy_of_the_boxes<V: Vector>() {
+        let mut t = scene::<V>(300);
+        let state = |t: &LooseOrthtree<V, u32>| {
+            let writes = t.core().store.writes();
+            t.core()
+                .grid
+                .with_current(|g| (g.mirror_at == Some(writes), g.refits, g.mirror.len()))
+        };
+        both_forms_find(&t);
+        assert_eq!(state(&t), (true, 0, 300), "a sort fills the copy");
+        for k in 0..3 {
+            nudge(&mut t, k, 0.01, 0.01);
+            assert!(state(&t).0, "the moves kept the copy up to date");
+            both_forms_find(&t);
+            t.validate().expect("a valid tree, grid and copy");
+            assert_eq!(
+                state(&t),
+                (true, k as u64 + 1, 300),
+                "a refit from the copy"
+            );
+        }
+        // A small batch of moves writes the copy too (one move at a time).
+        let moves: Vec<_> = t
+            .objects()
+            .map(|(h, o)| {
+                let b = o.aabb();
+                let v = V::splat(0.01);
+                let b = Aabb {
+                    min: b.min + v,
+                    max: b.max + v,
+                };
+                (h, Shape::Box(b))
+            })
+            .collect();
+        t.update_many(&moves).expect("inside the world");
+        assert!(state(&t).0, "a small batch kept the copy up to date");
+        both_forms_find(&t);
+        assert_eq!(state(&t), (true, 4, 300));
+        // A write to an object the copy is not told of (as the phases of
+        // a large batch write the shapes) leaves it out of date: the next
+        // refit reads the store, and writes the copy anew.
+        let slot = t.core().store.resolve(moves[3].0).expect("live");
+        let core = t.core_mut();
+        let shape = core.store.obj(slot).shape;
+        core.store.obj_mut(slot).shape = shape;
+        core.grid.edit();
+        assert!(!state(&t).0, "an untold write leaves the copy out of date");
+        both_forms_find(&t);
+        assert_eq!(
+            state(&t),
+            (true, 5, 300),
+            "a refit from the store writes the copy"
+        );
+        t.validate().expect("a valid tree, grid and copy");
+        // A copy gone wrong is caught.
+        nudge(&mut t, 5, 0.01, 0.01);
+        t.core_mut().grid.edit().mirror[7].0[0] += 0.5;
+        let e = t.validate().expect_err("a wrong copy is caught");
+        assert!(e.0.contains("copy of the box"), "{e}");
+    }
+
+    #[test]
+    fn the_moves_keep_the_grids_copy_of_the_boxes_in_3d_and_2d() {
+        the_moves_keep_the_grids_copy_of_the_boxes::<Vec3>();
+        the_moves_keep_the_grids_copy_of_the_boxes::<Vec2>();
     }
 
     /// A small refit, whose one `unsafe` (the call of its AVX2 form,

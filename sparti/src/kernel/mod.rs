@@ -1569,12 +1569,25 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
     m: Move<V>,
 ) -> Result<(), Error> {
     let core = s.core_mut();
+    let mirror = core.store.capacity() >= grid::MIRROR_FROM;
     if m.slot == core.next_move && core.store.capacity() >= PREFETCH_FROM {
         core.prefetch_ahead(m.slot);
+        if let Some(g) = core.grid.current() {
+            g.prefetch_mirror(m.slot.wrapping_add(8));
+        }
     }
     core.next_move = m.slot.wrapping_add(1);
+    let before = core.store.writes();
+    let (slot, aabb) = (m.slot, m.aabb);
     let r = s.update_boxed(m);
-    s.core_mut().tidy();
+    let core = s.core_mut();
+    if mirror && r.is_ok() {
+        // The move's box into the grid's copy, which then spares the next
+        // refit its read of the store.
+        let after = core.store.writes();
+        core.grid.edit().mirror_move(slot, &aabb, before, after);
+    }
+    core.tidy();
     r
 }
 
@@ -1661,6 +1674,8 @@ fn follow<'a, V: Vector, T>(
     grid::Follow {
         epoch: store.epoch(),
         filed: store.len() - pending.len(),
+        writes: store.writes(),
+        all_filed,
         // The shape, whose box the grid follows.
         locate: move |slot| {
             let o = store.get_obj(slot)?;
@@ -2166,6 +2181,9 @@ macro_rules! impl_spatial_index {
                 core.grid
                     .peek()
                     .map_or(Ok(()), |g| g.check(&core.filed_items()))
+                    .map_err($crate::ValidationError)?;
+                core.grid
+                    .with_current(|g| g.check_mirror(&core.store))
                     .map_err($crate::ValidationError)
             }
         }
