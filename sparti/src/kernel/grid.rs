@@ -1297,19 +1297,36 @@ impl Grid {
         self.refits = 0;
         self.movers = 0;
         let ok = self.fill(items, parts, survey);
-        self.pos_of.clear();
         self.mirror_at = None;
-        if ok && self.mirror.len() == self.n {
-            for (p, &t) in self.slot[..self.n].iter().enumerate() {
-                let s = slot_of(t) as usize;
-                if s >= self.pos_of.len() {
-                    self.pos_of.resize(s + 1, NONE);
-                }
-                self.pos_of[s] = p as u32;
-            }
+        if ok && self.n > 0 && self.mirror.len() == self.n {
+            self.find_positions();
             self.mirror_at = Some(follow.writes);
         }
         ok
+    }
+
+    /// Each slot's grid position (`pos_of`), for the moves' writes into
+    /// the copy of the boxes.
+    fn find_positions(&mut self) {
+        self.pos_of.clear();
+        for (p, &t) in self.slot[..self.n].iter().enumerate() {
+            let s = slot_of(t) as usize;
+            if s >= self.pos_of.len() {
+                self.pos_of.resize(s + 1, NONE);
+            }
+            self.pos_of[s] = p as u32;
+        }
+    }
+
+    /// Before a refit that reads the store: the copy of the boxes made
+    /// where it has none yet (from [`MIRROR_FROM`] objects), for the
+    /// refit to fill.
+    fn make_mirror(&mut self) {
+        if self.n >= MIRROR_FROM && self.mirror.len() != self.n {
+            self.mirror.clear();
+            self.mirror.resize(self.n, Mirror::default());
+            self.find_positions();
+        }
     }
 
     /// Checks the grid's copy of the boxes ([`Grid::mirror`]) where it
@@ -1419,6 +1436,9 @@ impl Grid {
             return false;
         }
         let mirrored = self.mirrored(follow);
+        if !mirrored {
+            self.make_mirror();
+        }
         let ext = {
             let (ctx, mut pieces) = self.follow_pieces(1, mirrored);
             pieces
@@ -1441,6 +1461,9 @@ impl Grid {
             return false;
         }
         let mirrored = self.mirrored(follow);
+        if !mirrored {
+            self.make_mirror();
+        }
         let ext = {
             let (ctx, pieces) = self.follow_pieces(parts, mirrored);
             fold_parts(
@@ -1787,7 +1810,10 @@ impl Grid {
             }
         }
         self.slot.resize(n, NONE);
-        if n >= MIRROR_FROM {
+        // The copy of the boxes is made by the first refit (the objects
+        // moved: a scene that never moves never has one), and kept up to
+        // date by the sorts after it.
+        if n >= MIRROR_FROM && !self.mirror.is_empty() {
             self.mirror.resize(n, Mirror::default());
         } else {
             self.mirror.clear();
@@ -2794,16 +2820,20 @@ mod tests {
                 .with_current(|g| (g.mirror_at == Some(writes), g.refits, g.mirror.len()))
         };
         both_forms_find(&t);
-        assert_eq!(state(&t), (true, 0, 300), "a sort fills the copy");
+        assert_eq!(state(&t), (false, 0, 0), "no copy before the objects move");
         for k in 0..3 {
             nudge(&mut t, k, 0.01, 0.01);
-            assert!(state(&t).0, "the moves kept the copy up to date");
+            assert_eq!(
+                state(&t).0,
+                k > 0,
+                "the moves keep the copy, once made, up to date"
+            );
             both_forms_find(&t);
             t.validate().expect("a valid tree, grid and copy");
             assert_eq!(
                 state(&t),
                 (true, k as u64 + 1, 300),
-                "a refit from the copy"
+                "a refit made or read the copy"
             );
         }
         // A small batch of moves writes the copy too (one move at a time).
@@ -2838,6 +2868,11 @@ mod tests {
             (true, 5, 300),
             "a refit from the store writes the copy"
         );
+        t.validate().expect("a valid tree, grid and copy");
+        // Far moves bring a new sort, which fills the copy there is.
+        nudge(&mut t, 9, 0.0, 12.0);
+        both_forms_find(&t);
+        assert_eq!(state(&t), (true, 0, 300), "a sort fills the copy");
         t.validate().expect("a valid tree, grid and copy");
         // A copy gone wrong is caught.
         nudge(&mut t, 5, 0.01, 0.01);
