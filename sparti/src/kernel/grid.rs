@@ -1407,20 +1407,25 @@ impl Grid {
     }
 
     /// After a move of the object in `slot` to box `b`, the store's count
-    /// of writes before it `before` and after it `after`: the box into the
-    /// grid's copy where the copy was up to date before, so that it stays
-    /// so (and the next refit reads it instead of the store).
+    /// of writes before it `before` and after it `after` (`None`: the
+    /// move changed the objects, removing one): the box into the grid's
+    /// copy where the copy was up to date before, so that it stays so
+    /// (and the next refit reads it instead of the store).
     #[inline]
     pub fn mirror_move<V: Vector>(
         &mut self,
         slot: u32,
         b: &crate::Aabb<V>,
         before: u64,
-        after: u64,
+        after: Option<u64>,
     ) {
         if self.mirror_at != Some(before) {
             return;
         }
+        let Some(after) = after else {
+            self.mirror_at = None;
+            return;
+        };
         match self
             .pos_of
             .get(slot as usize)

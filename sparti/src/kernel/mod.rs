@@ -1577,14 +1577,18 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
         }
     }
     core.next_move = m.slot.wrapping_add(1);
-    let before = core.store.writes();
+    let (before, epoch) = (core.store.writes(), core.store.epoch());
     let (slot, aabb) = (m.slot, m.aabb);
     let r = s.update_boxed(m);
     let core = s.core_mut();
-    if mirror && r.is_ok() {
-        // The move's box into the grid's copy, which then spares the next
-        // refit its read of the store.
-        let after = core.store.writes();
+    // The move's box into the grid's copy, which then spares the next
+    // refit its read of the store. A grid still up to date after the
+    // move was not changed by it (a queued object moved): it is left as
+    // it is, so that the queries go on using it.
+    if mirror && r.is_ok() && !core.grid.is_fresh() {
+        // An object removed by the move (the `Remove` policy) changes the
+        // objects: the copy is then out of date.
+        let after = (core.store.epoch() == epoch).then(|| core.store.writes());
         core.grid.edit().mirror_move(slot, &aabb, before, after);
     }
     core.tidy();
