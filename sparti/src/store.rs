@@ -44,6 +44,11 @@ pub(crate) struct Store<O> {
     /// Objects inserted and removed so far: the same number means the
     /// same objects (the grid's refit needs them unchanged).
     epoch: u64,
+    /// Times the objects were handed out for writing so far
+    /// ([`Store::obj_mut`], [`Store::objs_mut`]): the same number means
+    /// no shape changed since (the grid's copy of the boxes is up to date
+    /// where it was told of every change since it last had that number).
+    writes: u64,
 }
 
 impl<O> Default for Store<O> {
@@ -55,6 +60,7 @@ impl<O> Default for Store<O> {
             free: Vec::new(),
             len: 0,
             epoch: 0,
+            writes: 0,
         }
     }
 }
@@ -247,7 +253,15 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
 
     /// Every object, for batch writes (spread over threads with `rayon`).
     pub fn objs_mut(&mut self) -> &mut [Option<Object<V, T>>] {
+        self.writes = self.writes.wrapping_add(1);
         &mut self.objs
+    }
+
+    /// How many times the objects were handed out for writing (see the
+    /// field of that name).
+    #[inline]
+    pub fn writes(&self) -> u64 {
+        self.writes
     }
 
     #[inline]
@@ -272,6 +286,7 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
 
     #[inline]
     pub fn obj_mut(&mut self, i: u32) -> &mut Object<V, T> {
+        self.writes = self.writes.wrapping_add(1);
         self.objs[i as usize]
             .as_mut()
             .expect("slot holds no object")
@@ -324,7 +339,11 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
     #[inline]
     pub fn value_mut(&mut self, h: Handle) -> Result<&mut T, Error> {
         let slot = self.resolve(h)?;
-        Ok(&mut self.obj_mut(slot).value)
+        // Not counted as a write: the value is not the shape.
+        Ok(&mut self.objs[slot as usize]
+            .as_mut()
+            .expect("slot holds no object")
+            .value)
     }
 
     /// Removes every object; handles given so far become stale.

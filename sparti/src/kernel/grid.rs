@@ -69,6 +69,18 @@
 //! many left each frame, so that a refit that would fail is not tried).
 //! Refits and sorts give the same grid on any number of threads.
 //!
+//! From [`MIRROR_FROM`] objects the grid also keeps a copy of every
+//! object's box in position order, one 32-byte record each
+//! ([`Grid::mirror`], with each slot's position): a sort fills it, and
+//! every move (`update`, one move at a time) writes its new box there.
+//! The next refit then reads its boxes in order from the copy instead of
+//! the objects' shapes in the store, which lies in slot order, so at
+//! random from the grid's point of view; that random read was half of a
+//! refit's time at 100k objects. A change the copy is not told of (the
+//! phases of a large `update_many` write the shapes directly) leaves it
+//! out of date, which the store's count of writes shows: the next refit
+//! reads the store, as without a copy, and writes the copy anew.
+//!
 //! # When the grid is not used
 //! Counting gives, per level, how crowded the cells are. When the
 //! expected number of box tests passes [`MAX_TESTS_PER_OBJECT`] per
@@ -103,6 +115,15 @@ const DRIFT: f32 = 0.25;
 /// 84-92 with one in 32, 89-94 with one in 64, against 91-96 sorting
 /// every frame.
 const MOVERS: u64 = 16;
+
+/// Objects from which the grid keeps its copy of the boxes
+/// ([`Grid::mirror`]): below, the store fits the caches, and a refit reads
+/// it as fast as the copy, which the moves would write for nothing. From
+/// one object in the unit tests and for fuzzing, so that both are checked.
+#[cfg(not(any(test, fuzzing)))]
+pub(crate) const MIRROR_FROM: usize = 32_768;
+#[cfg(any(test, fuzzing))]
+pub(crate) const MIRROR_FROM: usize = 1;
 
 /// How many positions ahead a refit asks for an object's slot in the
 /// store.
@@ -211,6 +232,26 @@ impl Level {
     }
 }
 
+/// An object's box in the grid's copy kept by the moves ([`Grid::mirror`]):
+/// its lower corner in lanes 0 to 2, its upper corner in lanes 3 to 5.
+/// Aligned to 32 bytes, so that a move's write touches one cache line.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(align(32))]
+pub(crate) struct Mirror([f32; 8]);
+
+impl Mirror {
+    /// The box's copy.
+    #[inline]
+    pub fn of<V: Vector>(b: &crate::Aabb<V>) -> Self {
+        let mut m = [0f32; 8];
+        for a in 0..V::DIM {
+            m[a] = b.min.get(a);
+            m[3 + a] = b.max.get(a);
+        }
+        Self(m)
+    }
+}
+
 /// The grid and the buffers of its search, kept between searches.
 #[derive(Default)]
 pub(crate) struct Grid {
@@ -230,6 +271,18 @@ pub(crate) struct Grid {
     /// entries keep them: an object's flag
     /// never changes, so a refit leaves them as they are).
     slot: Vec<u32>,
+    /// The objects' boxes in grid order, one [`Mirror`] each: filled by a
+    /// sort and by a refit that read the store, and kept up to date by
+    /// the moves ([`Grid::mirror_move`]), so that the next refit reads
+    /// them in order instead of the objects' shapes in the store at
+    /// random. Valid while `mirror_at` is the store's count of writes
+    /// ([`crate::store::Store::writes`]).
+    mirror: Vec<Mirror>,
+    /// Each slot's grid position (`NONE`: none), for the moves.
+    pos_of: Vec<u32>,
+    /// The store's count of writes with which `mirror` agrees (`None`:
+    /// none).
+    mirror_at: Option<u64>,
     /// Cell numbers of the objects in list order (the sort's input).
     src_key: Vec<u32>,
     /// The positions and cells of the sample that decides the finest
@@ -760,16 +813,44 @@ fn merged_stats(mut a: LevelStats, b: LevelStats) -> LevelStats {
     a
 }
 
+/// A piece's part of the grid's box arrays and of its copy of the
+/// boxes ([`Grid::mirror`]), for a sort's scatter or a refit to write.
+struct PieceBoxes<'a> {
+    lo: [&'a mut [f32]; 3],
+    hi: [&'a mut [f32]; 3],
+    mirror: &'a mut [Mirror],
+}
+
+/// The grid's box arrays and copy of the boxes cut at positions `at`,
+/// one [`PieceBoxes`] a piece (past the copy's end where it has none:
+/// then empty).
+fn split_boxes<'a>(
+    lo: &'a mut [Vec<f32>; 3],
+    hi: &'a mut [Vec<f32>; 3],
+    mirror: &'a mut [Mirror],
+    at: &[usize],
+) -> impl Iterator<Item = PieceBoxes<'a>> {
+    let mut lo = lo.each_mut().map(|v| split_at_all(v, at));
+    let mut hi = hi.each_mut().map(|v| split_at_all(v, at));
+    let mut mirror = split_at_all(mirror, at);
+    core::iter::from_fn(move || {
+        Some(PieceBoxes {
+            lo: core::array::from_fn(|a| lo[a].next()).map(Option::unwrap_or_default),
+            hi: core::array::from_fn(|a| hi[a].next()).map(Option::unwrap_or_default),
+            mirror: mirror.next()?,
+        })
+    })
+}
+
 /// A range of cells of a build's scatter, with the positions they take
 /// in the grid's arrays.
 struct Piece<'a> {
     first_cell: u32,
     first_pos: u32,
-    /// The range's `cell_start` entries (each cell's end, counted down to
+    /// The range's `cell_end` entries (each cell's end, counted down to
     /// its start).
     cell_end: &'a mut [u32],
-    lo: [&'a mut [f32]; 3],
-    hi: [&'a mut [f32]; 3],
+    boxes: PieceBoxes<'a>,
     slot: &'a mut [u32],
 }
 
@@ -835,9 +916,13 @@ impl Piece<'_> {
     /// Writes object `it` (its box, slot and flag) at position `p`.
     #[inline(always)]
     fn put<V: Vector>(&mut self, p: usize, it: &Item<V>) {
+        let b = &mut self.boxes;
         for a in 0..V::DIM {
-            self.lo[a][p] = it.aabb.min.get(a);
-            self.hi[a][p] = it.aabb.max.get(a);
+            b.lo[a][p] = it.aabb.min.get(a);
+            b.hi[a][p] = it.aabb.max.get(a);
+        }
+        if let Some(m) = b.mirror.get_mut(p) {
+            *m = Mirror::of(&it.aabb);
         }
         self.slot[p] = it.tag();
     }
@@ -852,6 +937,10 @@ impl Piece<'_> {
 pub(crate) struct Follow<L, P> {
     pub epoch: u64,
     pub filed: usize,
+    /// The store's count of writes ([`Grid::mirror`]).
+    pub writes: u64,
+    /// Whether every live object is filed (none queued).
+    pub all_filed: bool,
     pub locate: L,
     pub prefetch: P,
 }
@@ -860,6 +949,9 @@ pub(crate) struct Follow<L, P> {
 /// slots.
 #[derive(Clone, Copy)]
 struct FollowCtx<'a> {
+    /// Whether the boxes come from the grid's copy ([`Grid::mirror`]),
+    /// not from the store.
+    mirrored: bool,
     levels: &'a [Level],
     used: &'a [u32],
     origin: [f32; 3],
@@ -875,8 +967,9 @@ impl<V: Vector, L: Fn(u32) -> Option<crate::Shape<V>>> Locate<V> for L {}
 struct FollowPiece<'a> {
     first: usize,
     end: usize,
-    lo: [&'a mut [f32]; 3],
-    hi: [&'a mut [f32]; 3],
+    /// Its boxes; its part of [`Grid::mirror`] is read where the context
+    /// says it is up to date, else written.
+    boxes: PieceBoxes<'a>,
 }
 
 impl FollowPiece<'_> {
@@ -921,6 +1014,7 @@ impl FollowPiece<'_> {
         ctx: &FollowCtx<'_>,
     ) -> Option<LevelStats> {
         let FollowCtx {
+            mirrored,
             levels,
             used,
             origin,
@@ -947,22 +1041,34 @@ impl FollowPiece<'_> {
             let mut p0 = s;
             while p0 < e {
                 let k = BATCH.min(e - p0);
-                // The objects as they are now, from the store (asked for
-                // ahead: it is in slot order, the grid in space's). The
-                // lanes past the batch repeat its first object.
-                let mut shapes = [crate::Shape::Box(crate::Aabb::<V>::empty()); BATCH];
-                for j in 0..k {
-                    let p = p0 + j;
-                    if ask && let Some(&ahead) = slot.get(p + FOLLOW_AHEAD) {
-                        (follow.prefetch)(slot_of(ahead));
-                    }
-                    shapes[j] = (follow.locate)(slot_of(slot[p]))?;
-                }
-                for j in k..BATCH {
-                    shapes[j] = shapes[0];
-                }
+                let q = p0 - first;
                 let (mut lo, mut hi) = ([[0f32; BATCH]; 3], [[0f32; BATCH]; 3]);
-                boxes_of(&shapes, &mut lo, &mut hi);
+                if mirrored {
+                    // The boxes the moves left in the copy, in order. The
+                    // lanes past the batch repeat its first object.
+                    for j in 0..BATCH {
+                        let m = &self.boxes.mirror[q + if j < k { j } else { 0 }].0;
+                        for a in 0..3 {
+                            lo[a][j] = m[a];
+                            hi[a][j] = m[3 + a];
+                        }
+                    }
+                } else {
+                    // The objects as they are now, from the store (asked
+                    // for ahead: it is in slot order, the grid in space's).
+                    let mut shapes = [crate::Shape::Box(crate::Aabb::<V>::empty()); BATCH];
+                    for j in 0..k {
+                        let p = p0 + j;
+                        if ask && let Some(&ahead) = slot.get(p + FOLLOW_AHEAD) {
+                            (follow.prefetch)(slot_of(ahead));
+                        }
+                        shapes[j] = (follow.locate)(slot_of(slot[p]))?;
+                    }
+                    for j in k..BATCH {
+                        shapes[j] = shapes[0];
+                    }
+                    boxes_of(&shapes, &mut lo, &mut hi);
+                }
                 // The cell of each centre, as the sort computes it.
                 let (mut u0, mut u1) = ([[0f32; BATCH]; 3], [[0f32; BATCH]; 3]);
                 let mut kc = [[0u32; BATCH]; 3];
@@ -1018,10 +1124,19 @@ impl FollowPiece<'_> {
                 if far {
                     return None;
                 }
-                let q = p0 - first;
                 for a in 0..d {
-                    self.lo[a][q..q + k].copy_from_slice(&lo[a][..k]);
-                    self.hi[a][q..q + k].copy_from_slice(&hi[a][..k]);
+                    self.boxes.lo[a][q..q + k].copy_from_slice(&lo[a][..k]);
+                    self.boxes.hi[a][q..q + k].copy_from_slice(&hi[a][..k]);
+                }
+                if !mirrored && !self.boxes.mirror.is_empty() {
+                    for j in 0..k {
+                        let mut m = [0f32; 8];
+                        for a in 0..d {
+                            m[a] = lo[a][j];
+                            m[3 + a] = hi[a][j];
+                        }
+                        self.boxes.mirror[q + j] = Mirror(m);
+                    }
                 }
                 p0 += k;
             }
@@ -1043,6 +1158,8 @@ impl Grid {
             * 4
             + self.levels.capacity() * size_of::<Level>()
             + self.used.capacity() * 4
+            + self.mirror.capacity() * size_of::<Mirror>()
+            + self.pos_of.capacity() * 4
     }
 
     /// The cell whose objects' range holds position `p` (below the
@@ -1205,7 +1322,135 @@ impl Grid {
         self.epoch = follow.epoch;
         self.refits = 0;
         self.movers = 0;
-        self.fill(items, parts, survey)
+        let ok = self.fill(items, parts, survey);
+        self.mirror_at = None;
+        if ok && self.n > 0 && self.mirror.len() == self.n {
+            self.find_positions();
+            self.mirror_at = Some(follow.writes);
+        }
+        ok
+    }
+
+    /// Each slot's grid position (`pos_of`), for the moves' writes into
+    /// the copy of the boxes.
+    fn find_positions(&mut self) {
+        self.pos_of.clear();
+        for (p, &t) in self.slot[..self.n].iter().enumerate() {
+            let s = slot_of(t) as usize;
+            if s >= self.pos_of.len() {
+                self.pos_of.resize(s + 1, NONE);
+            }
+            self.pos_of[s] = p as u32;
+        }
+    }
+
+    /// Before a refit that reads the store: the copy of the boxes made
+    /// where it has none yet (from [`MIRROR_FROM`] objects), for the
+    /// refit to fill.
+    fn make_mirror(&mut self) {
+        if self.n >= MIRROR_FROM && self.mirror.len() != self.n {
+            self.mirror.clear();
+            self.mirror.resize(self.n, Mirror::default());
+            self.find_positions();
+        }
+    }
+
+    /// Checks the grid's copy of the boxes ([`Grid::mirror`]) where it
+    /// claims to be up to date: each position's copy is the box of its
+    /// object in the store now, bit for bit, and each object's position is
+    /// found from its slot (a shape changed without the copy being told
+    /// leaves it wrong, and this catches it).
+    pub(crate) fn check_mirror<V: Vector, T>(
+        &self,
+        store: &Store<crate::Object<V, T>>,
+    ) -> Result<(), String> {
+        if !self.ok || self.epoch != store.epoch() || self.mirror_at != Some(store.writes()) {
+            return Ok(());
+        }
+        if self.mirror.len() != self.n {
+            return Err(format!(
+                "the grid's copy of the boxes holds {} boxes for {} objects",
+                self.mirror.len(),
+                self.n
+            ));
+        }
+        let bits = |m: &Mirror| m.0.map(f32::to_bits);
+        for (p, (m, &t)) in self.mirror.iter().zip(&self.slot).enumerate() {
+            let slot = slot_of(t);
+            let Some(o) = store.get_obj(slot) else {
+                return Err(format!(
+                    "grid position {p} names slot {slot}, which holds no object"
+                ));
+            };
+            if bits(m) != bits(&Mirror::of(&o.aabb())) {
+                return Err(format!(
+                    "the grid's copy of the box at position {p} (slot {slot}) is not its object's box"
+                ));
+            }
+            if self.pos_of.get(slot as usize) != Some(&(p as u32)) {
+                return Err(format!(
+                    "slot {slot} does not lead to its grid position {p}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a refit may read the boxes from the grid's copy
+    /// ([`Grid::mirror`]): every move since it was last filled was
+    /// written into it, and every object is filed.
+    fn mirrored<L, P>(&self, follow: &Follow<L, P>) -> bool {
+        follow.all_filed
+            && self.mirror_at == Some(follow.writes)
+            && self.n > 0
+            && self.mirror.len() == self.n
+    }
+
+    /// After a move of the object in `slot` to box `b`, the store's count
+    /// of writes before it `before` and after it `after` (`None`: the
+    /// move changed the objects, removing one): the box into the grid's
+    /// copy where the copy was up to date before, so that it stays so
+    /// (and the next refit reads it instead of the store).
+    #[inline]
+    pub fn mirror_move<V: Vector>(
+        &mut self,
+        slot: u32,
+        b: &crate::Aabb<V>,
+        before: u64,
+        after: Option<u64>,
+    ) {
+        if self.mirror_at != Some(before) {
+            return;
+        }
+        let Some(after) = after else {
+            self.mirror_at = None;
+            return;
+        };
+        match self
+            .pos_of
+            .get(slot as usize)
+            .and_then(|&p| self.mirror.get_mut(p as usize))
+        {
+            Some(m) => {
+                *m = Mirror::of(b);
+                self.mirror_at = Some(after);
+            }
+            None => self.mirror_at = None,
+        }
+    }
+
+    /// Asks the cache for the copy of the box of the object in `slot`
+    /// ([`Grid::mirror_move`]), for a move a little later.
+    #[inline]
+    pub fn prefetch_mirror(&self, slot: u32) {
+        if self.mirror_at.is_some()
+            && let Some(m) = self
+                .pos_of
+                .get(slot as usize)
+                .and_then(|&p| self.mirror.get(p as usize))
+        {
+            crate::kernel::prefetch(m);
+        }
     }
 
     /// The grid follows its objects where they moved, without a new sort
@@ -1218,16 +1463,16 @@ impl Grid {
     /// level's `limit`, or too many left their cells (or would: then no
     /// refit is tried).
     fn refit<V: Vector, L: Locate<V>, P: Fn(u32)>(&mut self, follow: &Follow<L, P>) -> bool {
-        if !self.refit_ready(follow.epoch, follow.filed) {
+        let Some(mirrored) = self.refit_start(follow) else {
             return false;
-        }
+        };
         let ext = {
-            let (ctx, mut pieces) = self.follow_pieces(1);
+            let (ctx, mut pieces) = self.follow_pieces(1, mirrored);
             pieces
                 .next()
                 .and_then(|mut piece| piece.follow(follow, &ctx))
         };
-        self.refit_done(ext)
+        self.refit_done(ext, follow.writes)
     }
 
     /// [`Grid::refit`] on rayon's threads, in `parts` pieces: the same
@@ -1238,11 +1483,11 @@ impl Grid {
         follow: &Follow<L, P>,
         parts: usize,
     ) -> bool {
-        if !self.refit_ready(follow.epoch, follow.filed) {
+        let Some(mirrored) = self.refit_start(follow) else {
             return false;
-        }
+        };
         let ext = {
-            let (ctx, pieces) = self.follow_pieces(parts);
+            let (ctx, pieces) = self.follow_pieces(parts, mirrored);
             fold_parts(
                 pieces,
                 |mut piece| piece.follow(follow, &ctx),
@@ -1250,7 +1495,22 @@ impl Grid {
             )
             .flatten()
         };
-        self.refit_done(ext)
+        self.refit_done(ext, follow.writes)
+    }
+
+    /// The start of a refit: `None` where none may follow the sort (see
+    /// [`Grid::refit_ready`]), else whether it reads the boxes from the
+    /// grid's copy (else from the store, into a copy made if there is
+    /// none).
+    fn refit_start<L, P>(&mut self, follow: &Follow<L, P>) -> Option<bool> {
+        if !self.refit_ready(follow.epoch, follow.filed) {
+            return None;
+        }
+        let mirrored = self.mirrored(follow);
+        if !mirrored {
+            self.make_mirror();
+        }
+        Some(mirrored)
     }
 
     /// Whether a refit may follow the sort, the objects now those of
@@ -1276,8 +1536,11 @@ impl Grid {
     }
 
     /// The end of a refit: each level's `ext` from how far its objects
-    /// stick out (`None`: the refit failed, `false`).
-    fn refit_done(&mut self, ext: Option<LevelStats>) -> bool {
+    /// stick out (`None`: the refit failed, `false`); the copy of the boxes
+    /// is then up to date with the store's count of writes `writes` (where
+    /// there is one and the refit went through).
+    fn refit_done(&mut self, ext: Option<LevelStats>, writes: u64) -> bool {
+        self.mirror_at = (ext.is_some() && self.mirror.len() == self.n).then_some(writes);
         let Some(ext) = ext else {
             // An object drifted too far (or was not found): the next few
             // builds sort without trying (see `refit_ready`).
@@ -1305,6 +1568,7 @@ impl Grid {
     fn follow_pieces(
         &mut self,
         parts: usize,
+        mirrored: bool,
     ) -> (
         FollowCtx<'_>,
         impl ExactSizeIterator<Item = FollowPiece<'_>>,
@@ -1318,23 +1582,21 @@ impl Grid {
         }
         let cuts = &cuts[1..parts];
         let ctx = FollowCtx {
+            mirrored,
             levels: &self.levels,
             used: &self.used,
             origin: self.origin,
             cell_start: &self.cell_start,
             slot: &self.slot,
         };
-        let mut lo = self.lo.each_mut().map(|v| split_at_all(v, cuts));
-        let mut hi = self.hi.each_mut().map(|v| split_at_all(v, cuts));
+        let mut boxes = split_boxes(&mut self.lo, &mut self.hi, &mut self.mirror, cuts);
         // In an array, not a `Vec`: a refit allocates nothing.
         let mut pieces: [Option<FollowPiece<'_>>; MAX_PARTS] = core::array::from_fn(|_| None);
         for (i, p) in pieces.iter_mut().enumerate().take(parts) {
-            let piece = "a piece per part";
             *p = Some(FollowPiece {
                 first: (i * step).min(n),
                 end: ((i + 1) * step).min(n),
-                lo: core::array::from_fn(|a| lo[a].next().expect(piece)),
-                hi: core::array::from_fn(|a| hi[a].next().expect(piece)),
+                boxes: boxes.next().expect("a piece per part"),
             });
         }
         let pieces = (0..parts).map(move |i| pieces[i].take().expect("a piece per part"));
@@ -1582,6 +1844,14 @@ impl Grid {
             }
         }
         self.slot.resize(n, NONE);
+        // The copy of the boxes is made by the first refit (the objects
+        // moved: a scene that never moves never has one), and kept up to
+        // date by the sorts after it.
+        if n >= MIRROR_FROM && !self.mirror.is_empty() {
+            self.mirror.resize(n, Mirror::default());
+        } else {
+            self.mirror.clear();
+        }
         // The scatter, backward (stable: cell_start[k] ends as the start
         // of cell k), cut by destination: pieces of about equal numbers of
         // objects, each a range of cells and so of positions.
@@ -1611,26 +1881,23 @@ impl Grid {
     ) -> impl ExactSizeIterator<Item = Piece<'a>> {
         let at = &cut_pos[1..];
         let mut cs = split_at_all(&mut self.cell_start[..cells], &cut_cells[1..]);
-        let mut lo = self.lo.each_mut().map(|v| split_at_all(v, at));
-        let mut hi = self.hi.each_mut().map(|v| split_at_all(v, at));
+        let mut boxes = split_boxes(&mut self.lo, &mut self.hi, &mut self.mirror, at);
         let mut slot = split_at_all(&mut self.slot, at);
         let mut next = move || {
             let piece = "a piece per part";
             (
                 cs.next().expect(piece),
-                core::array::from_fn(|a| lo[a].next().expect(piece)),
-                core::array::from_fn(|a| hi[a].next().expect(piece)),
+                boxes.next().expect(piece),
                 slot.next().expect(piece),
             )
         };
         (0..cut_cells.len()).map(move |i| {
-            let (cell_end, lo, hi, slot) = next();
+            let (cell_end, boxes, slot) = next();
             Piece {
                 first_cell: cut_cells[i] as u32,
                 first_pos: cut_pos[i] as u32,
                 cell_end,
-                lo,
-                hi,
+                boxes,
                 slot,
             }
         })
@@ -2566,6 +2833,82 @@ mod tests {
         t.validate().expect("a valid tree and grid");
     }
 
+    /// The moves keep the grid's copy of the boxes up to date, and the
+    /// refit then reads it (not the store); a batch of moves, which does
+    /// not write it, leaves it out of date, and the next refit reads the
+    /// store and writes it anew. The pairs are the brute force's
+    /// throughout, and `validate` checks the copy against the objects
+    /// (and catches a copy gone wrong).
+    fn the_moves_keep_the_grids_copy_of_the_boxes<V: Vector>() {
+        let mut t = scene::<V>(300);
+        let state = |t: &LooseOrthtree<V, u32>| {
+            let writes = t.core().store.writes();
+            t.core()
+                .grid
+                .with_current(|g| (g.mirror_at == Some(writes), g.refits, g.mirror.len()))
+        };
+        both_forms_find(&t);
+        assert_eq!(state(&t), (false, 0, 0), "no copy before the objects move");
+        for k in 0..3 {
+            nudge(&mut t, k, 0.01, 0.01);
+            assert_eq!(
+                state(&t).0,
+                k > 0,
+                "the moves keep the copy, once made, up to date"
+            );
+            both_forms_find(&t);
+            t.validate().expect("a valid tree, grid and copy");
+            assert_eq!(
+                state(&t),
+                (true, k as u64 + 1, 300),
+                "a refit made or read the copy"
+            );
+        }
+        // A small batch of moves writes the copy too (one move at a time).
+        let moves: Vec<_> = t
+            .objects()
+            .map(|(h, o)| {
+                let b = o.aabb();
+                let v = V::splat(0.01);
+                let b = Aabb {
+                    min: b.min + v,
+                    max: b.max + v,
+                };
+                (h, Shape::Box(b))
+            })
+            .collect();
+        t.update_many(&moves).expect("inside the world");
+        assert!(state(&t).0, "a small batch kept the copy up to date");
+        both_forms_find(&t);
+        assert_eq!(state(&t), (true, 4, 300));
+        // A write to an object the copy is not told of (as the phases of
+        // a large batch write the shapes) leaves it out of date: the next
+        // refit reads the store, and writes the copy anew.
+        let slot = t.core().store.resolve(moves[3].0).expect("live");
+        let core = t.core_mut();
+        let shape = core.store.obj(slot).shape;
+        core.store.obj_mut(slot).shape = shape;
+        core.grid.edit();
+        assert!(!state(&t).0, "an untold write leaves the copy out of date");
+        both_forms_find(&t);
+        assert_eq!(
+            state(&t),
+            (true, 5, 300),
+            "a refit from the store writes the copy"
+        );
+        t.validate().expect("a valid tree, grid and copy");
+        // Far moves bring a new sort, which fills the copy there is.
+        nudge(&mut t, 9, 0.0, 12.0);
+        both_forms_find(&t);
+        assert_eq!(state(&t), (true, 0, 300), "a sort fills the copy");
+        t.validate().expect("a valid tree, grid and copy");
+        // A copy gone wrong is caught.
+        nudge(&mut t, 5, 0.01, 0.01);
+        t.core_mut().grid.edit().mirror[7].0[0] += 0.5;
+        let e = t.validate().expect_err("a wrong copy is caught");
+        assert!(e.0.contains("copy of the box"), "{e}");
+    }
+
     /// A small refit, whose one `unsafe` (the call of its AVX2 form,
     /// which runs where the processor or the build has AVX2: under Miri,
     /// CI's run built for AVX-512F) Miri runs: the moved objects are
@@ -2680,6 +3023,8 @@ mod tests {
     fn a_refit_follows_the_objects_in_3d_and_2d() {
         a_refit_follows_the_objects::<Vec3>();
         a_refit_follows_the_objects::<Vec2>();
+        the_moves_keep_the_grids_copy_of_the_boxes::<Vec3>();
+        the_moves_keep_the_grids_copy_of_the_boxes::<Vec2>();
     }
 
     /// Objects queued before a sort and filed after it are not in the

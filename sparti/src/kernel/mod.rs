@@ -1569,12 +1569,29 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
     m: Move<V>,
 ) -> Result<(), Error> {
     let core = s.core_mut();
+    let mirror = core.store.capacity() >= grid::MIRROR_FROM;
     if m.slot == core.next_move && core.store.capacity() >= PREFETCH_FROM {
         core.prefetch_ahead(m.slot);
+        if let Some(g) = core.grid.current() {
+            g.prefetch_mirror(m.slot.wrapping_add(8));
+        }
     }
     core.next_move = m.slot.wrapping_add(1);
+    let (before, epoch) = (core.store.writes(), core.store.epoch());
+    let (slot, aabb) = (m.slot, m.aabb);
     let r = s.update_boxed(m);
-    s.core_mut().tidy();
+    let core = s.core_mut();
+    // The move's box into the grid's copy, which then spares the next
+    // refit its read of the store. A grid still up to date after the
+    // move was not changed by it (a queued object moved): it is left as
+    // it is, so that the queries go on using it.
+    if mirror && r.is_ok() && !core.grid.is_fresh() {
+        // An object removed by the move (the `Remove` policy) changes the
+        // objects: the copy is then out of date.
+        let after = (core.store.epoch() == epoch).then(|| core.store.writes());
+        core.grid.edit().mirror_move(slot, &aabb, before, after);
+    }
+    core.tidy();
     r
 }
 
@@ -1661,6 +1678,8 @@ fn follow<'a, V: Vector, T>(
     grid::Follow {
         epoch: store.epoch(),
         filed: store.len() - pending.len(),
+        writes: store.writes(),
+        all_filed,
         // The shape, whose box the grid follows.
         locate: move |slot| {
             let o = store.get_obj(slot)?;
@@ -2166,6 +2185,9 @@ macro_rules! impl_spatial_index {
                 core.grid
                     .peek()
                     .map_or(Ok(()), |g| g.check(&core.filed_items()))
+                    .map_err($crate::ValidationError)?;
+                core.grid
+                    .with_current(|g| g.check_mirror(&core.store))
                     .map_err($crate::ValidationError)
             }
         }
