@@ -847,7 +847,7 @@ fn split_boxes<'a>(
 struct Piece<'a> {
     first_cell: u32,
     first_pos: u32,
-    /// The range's `cell_end` entries (each cell's end, counted down to
+    /// The range's `cell_start` entries (each cell's end, counted down to
     /// its start).
     cell_end: &'a mut [u32],
     boxes: PieceBoxes<'a>,
