@@ -847,7 +847,7 @@ fn split_boxes<'a>(
 struct Piece<'a> {
     first_cell: u32,
     first_pos: u32,
-    /// The range's `cell_end` entries (each cell's end, counted down to
+    /// The range's `cell_start` entries (each cell's end, counted down to
     /// its start).
     cell_end: &'a mut [u32],
     boxes: PieceBoxes<'a>,
@@ -2833,10 +2833,11 @@ mod tests {
         t.validate().expect("a valid tree and grid");
     }
 
-    /// The moves keep the grid's copy of the boxes up to date, and the
-    /// refit then reads it (not the store); a batch of moves, which does
-    /// not write it, leaves it out of date, and the next refit reads the
-    /// store and writes it anew. The pairs are the brute force's
+    /// The first refit makes the grid's copy of the boxes; the moves (one
+    /// at a time, or in a small batch) keep it up to date, and the refits
+    /// then read it (not the store); a write the copy is not told of
+    /// leaves it out of date, and the next refit reads the store and
+    /// writes it anew; a sort fills it. The pairs are the brute force's
     /// throughout, and `validate` checks the copy against the objects
     /// (and catches a copy gone wrong).
     fn the_moves_keep_the_grids_copy_of_the_boxes<V: Vector>() {
