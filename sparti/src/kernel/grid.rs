@@ -2908,6 +2908,15 @@ mod tests {
         t.validate().expect("a valid tree and grid");
     }
 
+    /// Whether the grid's copy of the boxes is up to date, the refits
+    /// since the last sort, and the boxes the copy holds.
+    fn copy_state<V: Vector>(t: &LooseOrthtree<V, u32>) -> (bool, u64, usize) {
+        let writes = t.core().store.writes();
+        t.core()
+            .grid
+            .with_current(|g| (g.mirror_at == Some(writes), g.refits, g.mirror.len()))
+    }
+
     /// The first refit makes the grid's copy of the boxes; the moves (one
     /// at a time, or in a small batch) keep it up to date, and the refits
     /// then read it (not the store); a write the copy is not told of
@@ -2917,12 +2926,7 @@ mod tests {
     /// (and catches a copy gone wrong).
     fn the_moves_keep_the_grids_copy_of_the_boxes<V: Vector>() {
         let mut t = scene::<V>(300);
-        let state = |t: &LooseOrthtree<V, u32>| {
-            let writes = t.core().store.writes();
-            t.core()
-                .grid
-                .with_current(|g| (g.mirror_at == Some(writes), g.refits, g.mirror.len()))
-        };
+        let state = copy_state::<V>;
         both_forms_find(&t);
         assert_eq!(state(&t), (false, 0, 0), "no copy before the objects move");
         for k in 0..3 {
@@ -3223,12 +3227,7 @@ mod tests {
             ..Default::default()
         };
         let mut t = scene_in(LooseOrthtree::with_config(config).expect("valid"), 300);
-        let state = |t: &LooseOrthtree<Vec3, u32>| {
-            let writes = t.core().store.writes();
-            t.core()
-                .grid
-                .with_current(|g| (g.mirror_at == Some(writes), g.refits, g.mirror.len()))
-        };
+        let state = copy_state::<Vec3>;
         both_forms_find(&t);
         nudge(&mut t, 1, 0.01, 0.01);
         both_forms_find(&t);
