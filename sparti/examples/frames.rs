@@ -164,13 +164,14 @@ fn run<V: Vector, S: SpatialIndex<V, ()>>(
     let c = index.counters();
     let st = index.stats();
     println!(
-        "pair tests/object {:.1}, shape tests/object {:.2}, bound tests/object {:.1}, node visits/object {:.2}, nodes {}, depth {}",
+        "pair tests/object {:.1}, shape tests/object {:.2}, bound tests/object {:.1}, node visits/object {:.2}, nodes {}, depth {}, held {:.1} bytes/object",
         c.pair_tests as f64 / n as f64,
         c.shape_tests as f64 / n as f64,
         c.bound_tests as f64 / n as f64,
         c.node_visits as f64 / n as f64,
         st.nodes,
-        st.max_depth
+        st.max_depth,
+        st.memory_bytes as f64 / n as f64
     );
     let per = |s: f64| s * 1e9 / (frames * n) as f64;
     println!(

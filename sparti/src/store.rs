@@ -49,6 +49,10 @@ pub(crate) struct Store<O> {
     /// no shape changed since (the grid's copy of the boxes is up to date
     /// where it was told of every change since it last had that number).
     writes: u64,
+    /// Live objects on no layer (`layer` 0), which no filter keeps: with
+    /// none, [`Filter::ALL`](crate::Filter::ALL) keeps every object, and a
+    /// query need not read an object's layer ([`Store::keeps_all`]).
+    unlayered: usize,
 }
 
 impl<O> Default for Store<O> {
@@ -61,6 +65,7 @@ impl<O> Default for Store<O> {
             len: 0,
             epoch: 0,
             writes: 0,
+            unlayered: 0,
         }
     }
 }
@@ -68,6 +73,7 @@ impl<O> Default for Store<O> {
 impl<V: crate::Vector, T> Store<Object<V, T>> {
     /// Adds an object and returns its handle.
     pub fn insert(&mut self, obj: Object<V, T>) -> Result<Handle, Error> {
+        let unlayered = usize::from(obj.layer == 0);
         let index = match self.free.pop() {
             Some(i) => {
                 self.objs[i as usize] = Some(obj);
@@ -87,6 +93,7 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         };
         self.len += 1;
         self.epoch += 1;
+        self.unlayered += unlayered;
         Ok(Handle {
             index,
             generation: self.gens[index as usize],
@@ -110,6 +117,7 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         debug_assert!(objs.iter().all(Option::is_some), "adopt of a free slot");
         debug_assert!(objs.len() <= SLOTS as usize, "room checked");
         let n = objs.len();
+        self.unlayered = objs.iter().flatten().filter(|o| o.layer == 0).count();
         self.objs = objs;
         self.gens = vec![0; n];
         self.places = (0..n as u32).map(|pos| Place { node: NONE, pos }).collect();
@@ -164,7 +172,22 @@ impl<V: crate::Vector, T> Store<Object<V, T>> {
         }
         self.len -= 1;
         self.epoch += 1;
+        self.unlayered -= usize::from(obj.layer == 0);
         obj
+    }
+
+    /// Whether `filter` keeps every object now: it keeps every layer and
+    /// no object is on none. A query may then report an object its region
+    /// holds whole without reading it (only its generation, for the
+    /// handle).
+    #[inline]
+    pub fn keeps_all(&self, filter: crate::Filter) -> bool {
+        filter.layers == u32::MAX && self.unlayered == 0
+    }
+
+    /// The live objects on no layer, counted (for `validate`).
+    pub fn unlayered(&self) -> usize {
+        self.unlayered
     }
 
     /// How many times the set of objects has changed: a new number after

@@ -79,7 +79,12 @@
 //! refit's time at 100k objects. A change the copy is not told of (the
 //! phases of a large `update_many` write the shapes directly) leaves it
 //! out of date, which the store's count of writes shows: the next refit
-//! reads the store, as without a copy, and writes the copy anew.
+//! reads the store, as without a copy, and writes the copy anew. Where
+//! three builds in a row found a copy and did not read it (every frame's
+//! moves in large batches, or a sort every frame), the copy is dropped,
+//! and made again only after a wait that doubles with each drop in a row
+//! ([`Grid::build_done`]): it costs memory and a write per move, and pays
+//! only where a refit reads it.
 //!
 //! # When the grid is not used
 //! Counting gives, per level, how crowded the cells are. When the
@@ -124,6 +129,17 @@ const MOVERS: u64 = 16;
 pub(crate) const MIRROR_FROM: usize = 32_768;
 #[cfg(any(test, fuzzing))]
 pub(crate) const MIRROR_FROM: usize = 1;
+
+/// Builds in a row that begin with the copy of the boxes ([`Grid::mirror`])
+/// and do not read it, after which the copy is dropped
+/// ([`Grid::build_done`]): three, so that a write the copy was not told
+/// of (a large batch of moves, once) and the sort that may follow do not
+/// drop it.
+const MIRROR_MISSES: u32 = 3;
+
+/// The most builds without a copy of the boxes after it was dropped
+/// ([`Grid::build_done`]).
+const MIRROR_WAIT_MOST: u32 = 64;
 
 /// How many positions ahead a refit asks for an object's slot in the
 /// store.
@@ -243,10 +259,18 @@ impl Mirror {
     /// The box's copy.
     #[inline]
     pub fn of<V: Vector>(b: &crate::Aabb<V>) -> Self {
+        Self::of_corners(V::DIM, |a| b.min.get(a), |a| b.max.get(a))
+    }
+
+    /// The copy of the box whose corners have coordinates `lo(a)` and
+    /// `hi(a)` along each of the first `d` axes (as a refit's lanes hold
+    /// them).
+    #[inline(always)]
+    fn of_corners(d: usize, lo: impl Fn(usize) -> f32, hi: impl Fn(usize) -> f32) -> Self {
         let mut m = [0f32; 8];
-        for a in 0..V::DIM {
-            m[a] = b.min.get(a);
-            m[3 + a] = b.max.get(a);
+        for a in 0..d {
+            m[a] = lo(a);
+            m[3 + a] = hi(a);
         }
         Self(m)
     }
@@ -283,6 +307,15 @@ pub(crate) struct Grid {
     /// The store's count of writes with which `mirror` agrees (`None`:
     /// none).
     mirror_at: Option<u64>,
+    /// Whether a refit of this build read `mirror` ([`Grid::build_done`]).
+    mirror_read: bool,
+    /// Builds in a row that began with `mirror` and did not read it (a
+    /// build that began without one starts the count again).
+    mirror_misses: u32,
+    /// Builds to go before a refit may make `mirror` again.
+    mirror_wait: u32,
+    /// Copies dropped in a row, none read since.
+    mirror_drops: u32,
     /// Cell numbers of the objects in list order (the sort's input).
     src_key: Vec<u32>,
     /// The positions and cells of the sample that decides the finest
@@ -833,11 +866,14 @@ fn split_boxes<'a>(
     let mut lo = lo.each_mut().map(|v| split_at_all(v, at));
     let mut hi = hi.each_mut().map(|v| split_at_all(v, at));
     let mut mirror = split_at_all(mirror, at);
+    // Every array is cut at the same positions: as many pieces each.
     core::iter::from_fn(move || {
+        let mirror = mirror.next()?;
+        let piece = "a piece per part";
         Some(PieceBoxes {
-            lo: core::array::from_fn(|a| lo[a].next()).map(Option::unwrap_or_default),
-            hi: core::array::from_fn(|a| hi[a].next()).map(Option::unwrap_or_default),
-            mirror: mirror.next()?,
+            lo: core::array::from_fn(|a| lo[a].next().expect(piece)),
+            hi: core::array::from_fn(|a| hi[a].next().expect(piece)),
+            mirror,
         })
     })
 }
@@ -1130,12 +1166,8 @@ impl FollowPiece<'_> {
                 }
                 if !mirrored && !self.boxes.mirror.is_empty() {
                     for j in 0..k {
-                        let mut m = [0f32; 8];
-                        for a in 0..d {
-                            m[a] = lo[a][j];
-                            m[3 + a] = hi[a][j];
-                        }
-                        self.boxes.mirror[q + j] = Mirror(m);
+                        self.boxes.mirror[q + j] =
+                            Mirror::of_corners(d, |a| lo[a][j], |a| hi[a][j]);
                     }
                 }
                 p0 += k;
@@ -1266,8 +1298,9 @@ impl Grid {
         items: impl FnOnce() -> &'i S,
         follow: &Follow<L, P>,
     ) {
+        let had = self.build_start();
         self.ok = self.refit(follow) || self.sort(items(), 1, follow, None);
-        self.reach = self.find_reach::<V>();
+        self.build_done::<V>(had);
     }
 
     /// [`Grid::build`], its sort on rayon's threads where the feature is
@@ -1284,11 +1317,12 @@ impl Grid {
         follow: &Follow<L, P>,
         survey: Option<Survey>,
     ) {
+        let had = self.build_start();
         self.ok = self.refit(follow) || {
             let items = items();
             self.sort(items, build_parts(items.len()), follow, survey)
         };
-        self.reach = self.find_reach::<V>();
+        self.build_done::<V>(had);
     }
 
     /// [`Grid::build_par`], its refit on rayon's threads too (the
@@ -1306,8 +1340,47 @@ impl Grid {
         follow: &Follow<L, P>,
     ) {
         let parts = build_parts(follow.filed);
+        let had = self.build_start();
         self.ok = self.refit_par(follow, parts) || self.sort(items(), parts, follow, None);
+        self.build_done::<V>(had);
+    }
+
+    /// The start of a build: whether the grid has a copy of the boxes
+    /// ([`Grid::mirror`]) now, for [`Grid::build_done`].
+    #[inline]
+    fn build_start(&mut self) -> bool {
+        self.mirror_read = false;
+        !self.mirror.is_empty()
+    }
+
+    /// The end of a build that began with a copy of the boxes where
+    /// `had`: the grid's reach, and the copy dropped where it costs
+    /// without paying. The copy pays only where a refit reads it, so
+    /// where [`MIRROR_MISSES`] builds in a row began with a copy and no
+    /// refit read it (the objects moved by large batches, whose phases
+    /// write the shapes directly, or sorted anew every frame), it is
+    /// dropped, its memory freed, and none is made for the next builds:
+    /// 1, 2, 4 and so on up to [`MIRROR_WAIT_MOST`] after each drop in a
+    /// row, until a refit reads the copy again.
+    fn build_done<V: Vector>(&mut self, had: bool) {
         self.reach = self.find_reach::<V>();
+        if self.mirror_read {
+            self.mirror_misses = 0;
+            self.mirror_drops = 0;
+        } else if !had {
+            self.mirror_misses = 0;
+            self.mirror_wait = self.mirror_wait.saturating_sub(1);
+        } else {
+            self.mirror_misses += 1;
+            if self.mirror_misses >= MIRROR_MISSES {
+                self.mirror = Vec::new();
+                self.pos_of = Vec::new();
+                self.mirror_at = None;
+                self.mirror_misses = 0;
+                self.mirror_wait = (1u32 << self.mirror_drops).min(MIRROR_WAIT_MOST);
+                self.mirror_drops = (self.mirror_drops + 1).min(31);
+            }
+        }
     }
 
     /// A new sort of the objects ([`Grid::fill`]), which `follow`'s
@@ -1334,13 +1407,12 @@ impl Grid {
     /// Each slot's grid position (`pos_of`), for the moves' writes into
     /// the copy of the boxes.
     fn find_positions(&mut self) {
+        let slots = &self.slot[..self.n];
+        let len = slots.iter().map(|&t| slot_of(t) as usize + 1).max();
         self.pos_of.clear();
-        for (p, &t) in self.slot[..self.n].iter().enumerate() {
-            let s = slot_of(t) as usize;
-            if s >= self.pos_of.len() {
-                self.pos_of.resize(s + 1, NONE);
-            }
-            self.pos_of[s] = p as u32;
+        self.pos_of.resize(len.unwrap_or(0), NONE);
+        for (p, &t) in slots.iter().enumerate() {
+            self.pos_of[slot_of(t) as usize] = p as u32;
         }
     }
 
@@ -1348,7 +1420,7 @@ impl Grid {
     /// where it has none yet (from [`MIRROR_FROM`] objects), for the
     /// refit to fill.
     fn make_mirror(&mut self) {
-        if self.n >= MIRROR_FROM && self.mirror.len() != self.n {
+        if self.n >= MIRROR_FROM && self.mirror.len() != self.n && self.mirror_wait == 0 {
             self.mirror.clear();
             self.mirror.resize(self.n, Mirror::default());
             self.find_positions();
@@ -1507,6 +1579,7 @@ impl Grid {
             return None;
         }
         let mirrored = self.mirrored(follow);
+        self.mirror_read |= mirrored;
         if !mirrored {
             self.make_mirror();
         }
@@ -2478,9 +2551,13 @@ mod tests {
     /// on coarser levels), a few static, on two layers, from a fixed
     /// xorshift (small enough for Miri).
     fn scene<V: Vector>(n: usize) -> LooseOrthtree<V, u32> {
+        scene_in(LooseOrthtree::<V, u32>::new(), n)
+    }
+
+    /// [`scene`]'s objects in tree `t`.
+    fn scene_in<V: Vector>(mut t: LooseOrthtree<V, u32>, n: usize) -> LooseOrthtree<V, u32> {
         let mut r = XorShift(0x9E37_79B9_7F4A_7C15);
         let mut next = move || r.next_unit();
-        let mut t = LooseOrthtree::<V, u32>::new();
         for i in 0..n {
             let mut c = V::ZERO;
             for a in 0..V::DIM {
@@ -2833,6 +2910,15 @@ mod tests {
         t.validate().expect("a valid tree and grid");
     }
 
+    /// Whether the grid's copy of the boxes is up to date, the refits
+    /// since the last sort, and the boxes the copy holds.
+    fn copy_state<V: Vector>(t: &LooseOrthtree<V, u32>) -> (bool, u64, usize) {
+        let writes = t.core().store.writes();
+        t.core()
+            .grid
+            .with_current(|g| (g.mirror_at == Some(writes), g.refits, g.mirror.len()))
+    }
+
     /// The first refit makes the grid's copy of the boxes; the moves (one
     /// at a time, or in a small batch) keep it up to date, and the refits
     /// then read it (not the store); a write the copy is not told of
@@ -2842,12 +2928,7 @@ mod tests {
     /// (and catches a copy gone wrong).
     fn the_moves_keep_the_grids_copy_of_the_boxes<V: Vector>() {
         let mut t = scene::<V>(300);
-        let state = |t: &LooseOrthtree<V, u32>| {
-            let writes = t.core().store.writes();
-            t.core()
-                .grid
-                .with_current(|g| (g.mirror_at == Some(writes), g.refits, g.mirror.len()))
-        };
+        let state = copy_state::<V>;
         both_forms_find(&t);
         assert_eq!(state(&t), (false, 0, 0), "no copy before the objects move");
         for k in 0..3 {
@@ -3026,6 +3107,143 @@ mod tests {
         a_refit_follows_the_objects::<Vec2>();
         the_moves_keep_the_grids_copy_of_the_boxes::<Vec3>();
         the_moves_keep_the_grids_copy_of_the_boxes::<Vec2>();
+        a_copy_no_refit_reads_is_dropped::<Vec3>();
+        a_copy_no_refit_reads_is_dropped::<Vec2>();
+    }
+
+    /// A copy of the boxes that no refit reads (every frame's moves
+    /// written where the copy is not told of them, as the phases of a
+    /// large batch write them) is dropped after three builds in a row
+    /// that did not read it, its memory freed, and made again only after
+    /// a wait of 1, 2, 4... builds, doubling with each drop in a row; a
+    /// refit that reads it again ends the doubling. The pairs are the
+    /// brute force's throughout.
+    fn a_copy_no_refit_reads_is_dropped<V: Vector>() {
+        let mut t = scene::<V>(300);
+        let copy = |t: &LooseOrthtree<V, u32>| t.core().grid.with_current(|g| g.mirror.len());
+        let mut k = 0;
+        // A frame of moves, one of which the copy is not told of, then a
+        // build (a refit).
+        let mut frame = |t: &mut LooseOrthtree<V, u32>, told: bool| {
+            k += 1;
+            nudge(t, k, 0.01, 0.01);
+            if !told {
+                let core = t.core_mut();
+                let shape = core.store.obj(0).shape;
+                core.store.obj_mut(0).shape = shape;
+                core.grid.edit();
+            }
+            let refits = t.core().grid.with_current(|g| g.refits);
+            both_forms_find(t);
+            t.validate().expect("a valid tree, grid and copy");
+            let now = t.core().grid.with_current(|g| g.refits);
+            assert_eq!(now, refits + 1, "small moves are followed");
+        };
+        both_forms_find(&t);
+        frame(&mut t, false);
+        assert_eq!(copy(&t), 300, "the first refit makes the copy");
+        for (round, wait) in [1, 2, 4, 1].into_iter().enumerate() {
+            if round == 3 {
+                // Refits that read the copy end the doubling.
+                frame(&mut t, true);
+                frame(&mut t, true);
+            }
+            for _ in 0..3 {
+                assert_eq!(copy(&t), 300, "kept until three builds did not read it");
+                frame(&mut t, false);
+            }
+            assert_eq!(
+                copy(&t),
+                0,
+                "dropped by the third build that did not read it"
+            );
+            let held = t
+                .core()
+                .grid
+                .with_current(|g| g.mirror.capacity() + g.pos_of.capacity());
+            assert_eq!(held, 0, "the copy's memory is freed");
+            for _ in 0..wait {
+                frame(&mut t, false);
+                assert_eq!(copy(&t), 0, "none made while waiting {wait} builds");
+            }
+            frame(&mut t, false);
+            assert_eq!(copy(&t), 300, "made again after {wait} builds");
+        }
+    }
+
+    /// A move of a queued object (inserted, not yet built) changes
+    /// nothing the grid holds: a grid up to date stays so, and the next
+    /// query searches it, finding the moved object beside it (among the
+    /// queued objects, tested one by one).
+    #[test]
+    #[cfg_attr(miri, ignore = "no unsafe; minutes under Miri")]
+    fn a_queued_objects_move_leaves_the_grid_up_to_date() {
+        let mut t = scene::<Vec3>(300);
+        nudge(&mut t, 1, 0.01, 0.01);
+        both_forms_find(&t);
+        // The housekeeping step hands the grid the search left to the
+        // queries.
+        t.end_frame();
+        let h = t
+            .insert(ObjectDesc::new(Shape::sphere(Vec3::splat(7.0), 1.0), 500))
+            .expect("valid");
+        assert!(t.core().grid.is_fresh(), "an insertion queues the object");
+        t.update(h, Shape::sphere(Vec3::splat(9.0), 1.0))
+            .expect("inside the world");
+        assert!(
+            t.core().grid.is_fresh(),
+            "a queued object's move leaves the grid up to date"
+        );
+        let probe = Aabb::new(Vec3::splat(8.5), Vec3::splat(9.5)).expect("valid");
+        let searches = t.counters().grid_searches;
+        let mut found = Vec::new();
+        t.query_aabb(&probe, Filter::default(), &mut found);
+        assert_eq!(
+            t.counters().grid_searches,
+            searches + 1,
+            "the query searched the grid"
+        );
+        found.sort_unstable();
+        let mut want: Vec<_> = t
+            .objects()
+            .filter(|(_, o)| o.aabb().intersects(&probe))
+            .map(|(h, _)| h)
+            .collect();
+        want.sort_unstable();
+        assert!(want.contains(&h), "the moved object is where it moved");
+        assert_eq!(found, want, "the brute force's answer");
+        t.validate().expect("a valid tree, grid and copy");
+    }
+
+    /// A move that evicts its object (the `Remove` policy: it left the
+    /// world) changes which objects there are: the grid's copy of the
+    /// boxes is then out of date, and the next build sorts anew and fills
+    /// it.
+    #[test]
+    #[cfg_attr(miri, ignore = "no unsafe; minutes under Miri")]
+    fn a_move_that_evicts_leaves_the_copy_out_of_date() {
+        let config = crate::LooseConfig {
+            world: Some(Aabb::new(Vec3::splat(-10.0), Vec3::splat(50.0)).expect("valid")),
+            out_of_bounds: crate::OutOfBounds::Remove,
+            ..Default::default()
+        };
+        let mut t = scene_in(LooseOrthtree::with_config(config).expect("valid"), 300);
+        let state = copy_state::<Vec3>;
+        both_forms_find(&t);
+        nudge(&mut t, 1, 0.01, 0.01);
+        both_forms_find(&t);
+        nudge(&mut t, 2, 0.01, 0.01);
+        assert_eq!(state(&t), (true, 1, 300), "the moves kept the copy");
+        let (h, _) = t.objects().nth(5).expect("300 objects");
+        t.update(h, Shape::sphere(Vec3::splat(400.0), 1.0))
+            .expect("evicted, not refused");
+        assert_eq!(t.take_evicted().len(), 1, "the object left the world");
+        let at = t.core().grid.with_current(|g| g.mirror_at);
+        assert_eq!(at, None, "an eviction leaves the copy out of date");
+        t.validate().expect("a valid tree, grid and copy");
+        both_forms_find(&t);
+        assert_eq!(state(&t), (true, 0, 299), "a new sort fills the copy");
+        t.validate().expect("a valid tree, grid and copy");
     }
 
     /// Objects queued before a sort and filed after it are not in the

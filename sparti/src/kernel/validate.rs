@@ -174,6 +174,12 @@ impl<V: Vector, T, N: PoolNode<V>> Core<V, T, N> {
             self.pending.len(),
             self.store.len()
         );
+        let unlayered = self.store.objs().iter().flatten().filter(|o| o.layer == 0);
+        ensure!(
+            unlayered.count() == self.store.unlayered(),
+            "the store counts {} objects on no layer",
+            self.store.unlayered()
+        );
         for &f in &self.free_nodes {
             ensure!((f as usize) < nodes.len(), "free node {f} out of the pool");
             ensure!(

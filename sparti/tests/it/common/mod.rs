@@ -177,7 +177,14 @@ fn random_body<V: Vector>(s: &Scene<V>, r: &mut Rng64, id: u32, clusters: &[V]) 
         unit::<V>(r) * r.random_range(0.0..=s.speed)
     };
     let (layer, mask) = if s.layers {
-        (1 << r.random_range(0..4), r.random_range(0..16u32) | 1)
+        // One object in five on no layer: no filter keeps it, not even
+        // `Filter::ALL` (which queries may otherwise answer without
+        // reading the objects).
+        let layer = match r.random_range(0..5) {
+            4 => 0,
+            k => 1 << k,
+        };
+        (layer, r.random_range(0..16u32) | 1)
     } else {
         (1, u32::MAX)
     };
@@ -306,7 +313,11 @@ fn compare_queries<V: Vector, S: SpatialIndex<V, u32>>(
     let tag = |k: &str, i: usize| format!("[{}] frame {frame} {k} query {i}", scene.name);
     for i in 0..scene.queries {
         let filter = if scene.layers {
-            Filter::layers(r.random_range(1..16))
+            // Every layer one query in sixteen.
+            match r.random_range(1..17) {
+                16 => Filter::ALL,
+                f => Filter::layers(f),
+            }
         } else {
             Filter::ALL
         };
