@@ -470,8 +470,9 @@ impl Selected {
         // Asked for now, read at the report. (Not its generation, which
         // the report reads too: an array of 4 bytes a slot, which the
         // caches mostly hold. Asking for it as well cost 1.5% more
-        // instructions on box queries.) An object inside the region that
-        // the filter keeps whatever its layer is not read at all.
+        // instructions on box queries.) Where the filter keeps every
+        // object, one inside the region is not read at all: only its
+        // generation is asked for.
         if inside && self.all {
             store.prefetch_gen(slot);
         } else {
