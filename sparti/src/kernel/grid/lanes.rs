@@ -102,6 +102,50 @@ impl Planes {
             up,
         }
     }
+
+    /// The planes of `active` (bit `i` for plane `i`) that the box
+    /// `[lo, hi]` (on the first `axes` axes) does not lie wholly inside,
+    /// or `None` where it lies wholly outside one of them: the test of
+    /// [`Boxes::classify_planes`] on one box. A block of cells inside a
+    /// plane holds only objects inside it, so its objects are tested
+    /// against the planes left (the tree walk's rule: a node inside the
+    /// region holds objects inside it).
+    #[inline(always)]
+    pub fn classify_box(
+        &self,
+        axes: usize,
+        lo: &[f32; 3],
+        hi: &[f32; 3],
+        active: u8,
+    ) -> Option<u8> {
+        let mut left = active;
+        for i in 0..6 {
+            if active & (1 << i) == 0 {
+                continue;
+            }
+            let (mut pv, mut nv) = (0.0, 0.0);
+            for a in 0..axes {
+                let n = self.n[i][a];
+                let (far, near) = if self.up[i][a] {
+                    (hi[a], lo[a])
+                } else {
+                    (lo[a], hi[a])
+                };
+                if a == 0 {
+                    (pv, nv) = (n * far, n * near);
+                } else {
+                    (pv, nv) = (pv + n * far, nv + n * near);
+                }
+            }
+            if pv + self.d[i] < 0.0 {
+                return None;
+            }
+            if nv + self.d[i] >= 0.0 {
+                left &= !(1 << i);
+            }
+        }
+        Some(left)
+    }
 }
 
 /// What a query's chunk test selects: the boxes that meet the query's
@@ -524,9 +568,11 @@ impl<'a> Boxes<'a> {
 
 impl Boxes<'_> {
     /// The frustum test of the eight boxes from position `b` (a start
-    /// past the objects taken as `n`, the padding): bit `l` of the first
-    /// mask set unless the box at `b + l` lies wholly outside one plane,
-    /// of the second when it lies wholly inside every plane. The same
+    /// past the objects taken as `n`, the padding) against the planes of
+    /// `active` (bit `i` for plane `i`; the others are not tested): bit
+    /// `l` of the first mask set unless the box at `b + l` lies wholly
+    /// outside one of them, of the second when it lies wholly inside
+    /// each of them. With every plane active, the same
     /// operations on the same values as the tree walk's test of one box
     /// (`Frustum::classify_aabb`: `((n.x * p.x + n.y * p.y) + n.z * p.z)
     /// + d` at the positive and the negative vertex, each product and sum
@@ -537,19 +583,25 @@ impl Boxes<'_> {
     /// # Safety
     /// As [`Boxes::mask`].
     #[inline(always)]
-    pub unsafe fn classify_planes(&self, kind: Kind, p: &Planes, b: usize) -> (u32, u32) {
+    pub unsafe fn classify_planes(
+        &self,
+        kind: Kind,
+        p: &Planes,
+        active: u8,
+        b: usize,
+    ) -> (u32, u32) {
         #[cfg(target_arch = "x86_64")]
         if kind.is_wide() {
             // SAFETY: the caller promises AVX2 (this function's contract).
-            return unsafe { self.classify_planes8(p, b) };
+            return unsafe { self.classify_planes8(p, active, b) };
         }
         let _ = kind;
-        self.classify_planes4(p, b)
+        self.classify_planes4(p, active, b)
     }
 
     /// [`Boxes::classify_planes`] on two lanes of four.
     #[inline(always)]
-    fn classify_planes4(&self, p: &Planes, b: usize) -> (u32, u32) {
+    fn classify_planes4(&self, p: &Planes, active: u8, b: usize) -> (u32, u32) {
         let b = b.min(self.n);
         let axes = self.axes.min(3);
         let mut l = [(Vec4::ZERO, Vec4::ZERO); 3];
@@ -565,6 +617,9 @@ impl Boxes<'_> {
         let mut out = (glam::BVec4A::splat(false), glam::BVec4A::splat(false));
         let mut ins = (glam::BVec4A::splat(true), glam::BVec4A::splat(true));
         for i in 0..6 {
+            if active & (1 << i) == 0 {
+                continue;
+            }
             let d = Vec4::splat(p.d[i]);
             let mut pv = (Vec4::ZERO, Vec4::ZERO);
             let mut nv = (Vec4::ZERO, Vec4::ZERO);
@@ -598,7 +653,7 @@ impl Boxes<'_> {
     /// The processor must have AVX2.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    unsafe fn classify_planes8(&self, p: &Planes, b: usize) -> (u32, u32) {
+    unsafe fn classify_planes8(&self, p: &Planes, active: u8, b: usize) -> (u32, u32) {
         use std::arch::x86_64::{
             __m256, _CMP_GE_OQ, _CMP_LT_OQ, _mm256_add_ps, _mm256_and_ps, _mm256_cmp_ps,
             _mm256_loadu_ps, _mm256_movemask_ps, _mm256_mul_ps, _mm256_or_ps, _mm256_set1_ps,
@@ -622,6 +677,9 @@ impl Boxes<'_> {
             let mut out: __m256 = zero;
             let mut ins: __m256 = _mm256_cmp_ps::<_CMP_GE_OQ>(zero, zero);
             for i in 0..6 {
+                if active & (1 << i) == 0 {
+                    continue;
+                }
                 let mut pv = zero;
                 let mut nv = zero;
                 for a in 0..axes {
@@ -940,6 +998,7 @@ mod tests {
                 V::DIM,
             )
             .expect("padded arrays");
+            let at = |v: V| [0, 1, 2].map(|a| v.get(a.min(V::DIM - 1)));
             let mut seen = [false; 3];
             for f in frustums {
                 let p = Planes::of(&f.planes);
@@ -947,8 +1006,15 @@ mod tests {
                     let s = b.min(n);
                     let (mut meets, mut inside) = (0u32, 0u32);
                     for l in 0..LANES.min(n - s) {
-                        let class = f.classify_aabb(&boxes[s + l]);
+                        let bb = &boxes[s + l];
+                        let class = f.classify_aabb(bb);
                         seen[class as usize] = true;
+                        let one = match p.classify_box(V::DIM, &at(bb.min), &at(bb.max), 0x3f) {
+                            None => Overlap::Outside,
+                            Some(0) => Overlap::Inside,
+                            Some(_) => Overlap::Partial,
+                        };
+                        assert_eq!(one, class, "one box, {} axes, {bb:?}, {f:?}", V::DIM);
                         match class {
                             Overlap::Outside => {}
                             Overlap::Partial => meets |= 1 << l,
@@ -962,10 +1028,24 @@ mod tests {
                     for kind in Kind::available() {
                         // SAFETY: `available` found the form's
                         // instructions.
-                        let (m, i) = unsafe { bx.classify_planes(kind, &p, b) };
+                        let (m, i) = unsafe { bx.classify_planes(kind, &p, 0x3f, b) };
                         let what = format!("{kind:?}, {} axes, start {b}, {f:?}", V::DIM);
                         assert_eq!(m & v, meets, "meets: {what}");
                         assert_eq!(i & m & v, inside, "inside: {what}");
+                        // Some planes only: as the one-box test of those.
+                        for active in [0u8, 1, 0b10_0100, 0b01_1011] {
+                            let (mut meets, mut inside) = (0u32, 0u32);
+                            for l in 0..LANES.min(n - s) {
+                                let bb = &boxes[s + l];
+                                let left = p.classify_box(V::DIM, &at(bb.min), &at(bb.max), active);
+                                meets |= u32::from(left.is_some()) << l;
+                                inside |= u32::from(left == Some(0)) << l;
+                            }
+                            // SAFETY: as above.
+                            let (m, i) = unsafe { bx.classify_planes(kind, &p, active, b) };
+                            assert_eq!(m & v, meets, "meets, planes {active:b}: {what}");
+                            assert_eq!(i & m & v, inside, "inside, planes {active:b}: {what}");
+                        }
                     }
                 }
             }

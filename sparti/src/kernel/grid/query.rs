@@ -9,7 +9,9 @@
 //! dozen boxes, one step each), and only the boxes that meet it go on to the
 //! tests the tree walk makes on each object (the region's own test of the
 //! box, then the exact one on the shape), so the grid selects exactly what
-//! the tree walk selects.
+//! the tree walk selects. A frustum, which has no bounding box, is
+//! answered by blocks of cells cut in halves
+//! ([`Grid::for_each_classified`]).
 
 #[cfg(target_arch = "x86_64")]
 use super::lanes::with_avx2;
@@ -36,9 +38,14 @@ const GATHER: usize = 3;
 const ROW_BATCH: usize = 16;
 
 /// Cells of a block, at most, whose objects a region without a bounding
-/// box (a frustum) classifies one by one where it meets the block in part
-/// ([`Grid::for_each_classified`]).
+/// box (a frustum) classifies by their own boxes where it meets the
+/// block in part ([`Grid::for_each_classified`]). With the eight-wide
+/// test of the objects, sixteen cells counted 13% fewer instructions
+/// than eight (100k spheres, the `queries` example's frustums).
 const LEAF_CELLS: u64 = 16;
+
+/// Every plane of a frustum, as a mask of [`Grid::for_each_classified`].
+const ALL_PLANES: u8 = 0x3f;
 
 /// Blocks waiting on a level's cut into halves, at most: one more than the
 /// cuts down to a cell (each axis below `2^22` cells: 22 cuts an axis).
@@ -258,8 +265,15 @@ impl Grid {
     /// and [`Grid::for_each_meeting`] rely on): a block outside is
     /// skipped, one inside gives all its objects as inside (as the tree
     /// walk takes a subtree inside whole), and the objects of a small
-    /// block partly inside are classified one by one by their own boxes.
-    /// Returns the blocks classified.
+    /// block partly inside are classified by their own boxes.
+    ///
+    /// Where the region gives its `planes` (a frustum, whose `classify`
+    /// is their test), the blocks are classified by the planes, each
+    /// against those its parent block did not lie wholly inside (by the
+    /// rule above: a block inside a plane holds only objects inside it),
+    /// and the objects of a small block eight at a time against the
+    /// planes left ([`super::Boxes::classify_planes`], the arithmetic of
+    /// `Frustum::classify_aabb`). Returns the blocks classified.
     pub(crate) fn for_each_classified<V: Vector>(
         &self,
         classify: impl Fn(&Aabb<V>) -> Overlap,
@@ -296,11 +310,8 @@ impl Grid {
         unsafe { self.classified_in(Kind::Avx2, classify, planes, f) }
     }
 
-    /// [`Grid::for_each_classified`] with the chunk test `kind`: where
-    /// the region is a frustum (`planes`), the objects of a small block
-    /// met in part are classified eight at a time
-    /// ([`super::Boxes::classify_planes`]: the same answers as
-    /// `classify` gives on each box).
+    /// [`Grid::for_each_classified`] with the chunk test `kind` (for
+    /// the objects of a frustum's small blocks met in part).
     ///
     /// # Safety
     /// With [`Kind::Avx2`], the processor must have AVX2.
@@ -315,28 +326,44 @@ impl Grid {
         let d = V::DIM;
         let bx = self.boxes(d);
         let mut blocks = 0;
-        let mut stack = [([0u32; 3], [0u32; 3]); BLOCK_STACK];
+        // Each block with the planes it may lie outside of, in part (bit
+        // `i` for plane `i`): those its parent did not lie wholly inside.
+        let mut stack = [([0u32; 3], [0u32; 3], ALL_PLANES); BLOCK_STACK];
         for &l in self.used.iter().rev() {
             let t = &self.levels[l as usize];
             let side = 1.0 / t.inv;
-            stack[0] = ([0; 3], t.dims);
+            stack[0] = ([0; 3], t.dims, ALL_PLANES);
             let mut top = 1;
             while top > 0 {
                 top -= 1;
-                let (k0, k1) = stack[top];
+                let (k0, k1, active) = stack[top];
                 blocks += 1;
-                let mut b = Aabb {
-                    min: V::ZERO,
-                    max: V::ZERO,
-                };
+                let (mut lo, mut hi) = ([0f32; 3], [0f32; 3]);
                 for a in 0..d {
-                    let lo = self.origin[a] + (k0[a] as f32 - t.ext) * side;
-                    let hi = self.origin[a] + (k1[a] as f32 + t.ext) * side;
-                    let m = lo.abs().max(hi.abs()) * PAD + f32::MIN_POSITIVE;
-                    b.min = b.min.with(a, lo - m);
-                    b.max = b.max.with(a, hi + m);
+                    let l = self.origin[a] + (k0[a] as f32 - t.ext) * side;
+                    let h = self.origin[a] + (k1[a] as f32 + t.ext) * side;
+                    let m = l.abs().max(h.abs()) * PAD + f32::MIN_POSITIVE;
+                    (lo[a], hi[a]) = (l - m, h + m);
                 }
-                match classify(&b) {
+                let (class, active) = match planes {
+                    Some(p) => match p.classify_box(d, &lo, &hi, active) {
+                        None => (Overlap::Outside, 0),
+                        Some(0) => (Overlap::Inside, 0),
+                        Some(left) => (Overlap::Partial, left),
+                    },
+                    None => {
+                        let mut b = Aabb {
+                            min: V::ZERO,
+                            max: V::ZERO,
+                        };
+                        for a in 0..d {
+                            b.min = b.min.with(a, lo[a]);
+                            b.max = b.max.with(a, hi[a]);
+                        }
+                        (classify(&b), ALL_PLANES)
+                    }
+                };
+                match class {
                     Overlap::Outside => continue,
                     Overlap::Inside => {
                         self.for_each_in_block(t, (k0, k1), 0, |s, e| {
@@ -367,7 +394,8 @@ impl Grid {
                                     // SAFETY: `kind` is AVX2 only on a
                                     // processor that has it (this
                                     // function's contract).
-                                    let (m, inside) = unsafe { bx.classify_planes(kind, p, b) };
+                                    let (m, inside) =
+                                        unsafe { bx.classify_planes(kind, p, active, b) };
                                     let mut m = m & valid(b, e, LANES);
                                     while m != 0 {
                                         let l = m.trailing_zeros();
@@ -397,8 +425,8 @@ impl Grid {
                 let (mut low_end, mut high_start) = (k1, k0);
                 low_end[a] = mid;
                 high_start[a] = mid;
-                stack[top] = (high_start, k1);
-                stack[top + 1] = (k0, low_end);
+                stack[top] = (high_start, k1, active);
+                stack[top + 1] = (k0, low_end, active);
                 top += 2;
             }
         }
