@@ -64,10 +64,12 @@ pub trait Region<V: Vector> {
 
     /// The six planes of a region that classifies boxes exactly as a
     /// [`Frustum`] of those planes does (a frustum, or a region that wraps
-    /// one and changes only [`Region::matches`]): a structure may then
-    /// classify many objects' boxes at once by the planes instead of
-    /// calling [`Region::classify`] on each. `None` (the default) makes no
-    /// such promise.
+    /// one and changes only [`Region::matches`] and
+    /// [`Region::matches_meeting_box`]): a structure may then classify
+    /// boxes by the planes, many at once, instead of calling
+    /// [`Region::classify`] (the grid of a built tree does so for a region
+    /// without [`Region::bounds`], and calls `classify` on none of its
+    /// boxes). `None` (the default) makes no such promise.
     ///
     /// ```
     /// use glam::Vec3;

@@ -1,5 +1,6 @@
 //! The box test of eight candidates at once: the inner loop of the pair
-//! search and of the grid's queries, and the one place in sparti that
+//! search and of the grid's queries (and a frustum's plane test of eight
+//! boxes, [`Boxes::classify_planes`]), and the one place in sparti that
 //! uses `unsafe`.
 //!
 //! Two reasons, both measured (BENCHMARKS.md, "eighth session"):
@@ -21,7 +22,9 @@
 //!   there, with their slab test ([`Boxes::mask16_ray`]).
 //!
 //! Every form gives the same bits (closed, ordered compares: a NaN never
-//! meets), and the tests run the search through each this processor has,
+//! meets a box; a box with a NaN bound is neither outside nor inside a
+//! plane, as in the tree walk's frustum test), and the tests run the
+//! search through each this processor has,
 //! on the same scenes; CI runs this module's tests under Miri, which
 //! checks every load (Miri runs no AVX-512 compare: under it the 16-wide
 //! form makes the same loads and compares each half with AVX2).
@@ -231,7 +234,12 @@ impl Kind {
 /// Runs `body` compiled for AVX2: `body`, called once, is inlined here,
 /// and the `#[inline(always)]` search inside it with it, so that the
 /// 8-wide compares inline (a search not compiled for AVX2 would call
-/// each intrinsic as a function).
+/// each intrinsic as a function). The compiler may decline to inline a
+/// large body (the frustum's search was not, and each intrinsic was a
+/// call): such a search is a `#[target_feature(enable = "avx2")]`
+/// function of its own (`Grid::classified_avx2`). The box queries' and
+/// the rays' searches do inline here (perf: their work lies in
+/// `with_avx2`).
 ///
 /// # Safety
 /// The processor must have AVX2.
@@ -578,7 +586,10 @@ impl Boxes<'_> {
     /// + d` at the positive and the negative vertex, each product and sum
     /// rounded alone), so the same answers; a NaN is neither outside nor
     /// inside, as there. With the 8-wide form when `kind` is
-    /// [`Kind::Avx2`] or [`Kind::Avx512`].
+    /// [`Kind::Avx2`] or [`Kind::Avx512`]. The bits of positions past `n`
+    /// mean nothing (a padding box, of bounds `+inf` and `-inf`, gives
+    /// NaN against a plane with a zero component, which is not outside):
+    /// the caller masks them, and those past its row, with `valid`.
     ///
     /// # Safety
     /// As [`Boxes::mask`].
@@ -988,8 +999,10 @@ mod tests {
                 let axis = a.min(V::DIM - 1);
                 lo[a] = boxes.iter().map(|b| b.min.get(axis)).collect();
                 hi[a] = boxes.iter().map(|b| b.max.get(axis)).collect();
-                lo[a].extend([f32::INFINITY; 2 * LANES]);
-                hi[a].extend([f32::NEG_INFINITY; 2 * LANES]);
+                // Exactly the padding `Boxes::new` asks for: a start past
+                // `n` not clamped would load out of bounds (Miri).
+                lo[a].extend([f32::INFINITY; LANES]);
+                hi[a].extend([f32::NEG_INFINITY; LANES]);
             }
             let bx = Boxes::new(
                 [&lo[0][..], &lo[1][..], &lo[2][..]],
@@ -1078,6 +1091,18 @@ mod tests {
                 max: Vec3::new(c + 1.0, 1.0, 1.0),
             };
         }
+        // Outside `cube` on x, with a NaN bound on another axis: which
+        // bound a plane's zero component takes decides whether the box
+        // is outside (a finite one) or not (the NaN); `-0.0` counts as
+        // not negative, as in `Plane::corner` (`cube_neg`).
+        boxes3[30] = Aabb {
+            min: Vec3::new(20.0, f32::NAN, -1.0),
+            max: Vec3::new(21.0, 1.0, 1.0),
+        };
+        boxes3[31] = Aabb {
+            min: Vec3::new(-21.0, -1.0, f32::NAN),
+            max: Vec3::new(-20.0, 1.0, 1.0),
+        };
         boxes3[5].min.y = f32::NAN;
         boxes3[17].max.x = f32::NAN;
         let proj = glam::camera::rh::proj::directx::perspective(1.0, 1.3, 0.5, 40.0);
@@ -1097,7 +1122,11 @@ mod tests {
             face(Vec3::Z),
             face(Vec3::NEG_Z),
         ]);
-        check(&[camera, odd, flat, wide, cube], &boxes3);
+        let mut cube_neg = cube;
+        for p in &mut cube_neg.planes {
+            p.normal = p.normal.map(|c| if c == 0.0 { -0.0 } else { c });
+        }
+        check(&[camera, odd, flat, wide, cube, cube_neg], &boxes3);
         check(&[camera], &boxes3[..3]);
 
         let boxes2: Vec<Aabb<Vec2>> = boxes3
