@@ -580,11 +580,12 @@ impl Boxes<'_> {
     /// `active` (bit `i` for plane `i`; the others are not tested): bit
     /// `l` of the first mask set unless the box at `b + l` lies wholly
     /// outside one of them, of the second when it lies wholly inside
-    /// each of them. With every plane active, the same
-    /// operations on the same values as the tree walk's test of one box
-    /// (`Frustum::classify_aabb`: `((n.x * p.x + n.y * p.y) + n.z * p.z)
-    /// + d` at the positive and the negative vertex, each product and sum
-    /// rounded alone), so the same answers; a NaN is neither outside nor
+    /// each of them. With every plane active, the same operations on the
+    /// same values as the tree walk's test of one box
+    /// (`Frustum::classify_aabb`: the sum
+    /// `((n.x * p.x + n.y * p.y) + n.z * p.z) + d` at the positive and the
+    /// negative vertex, each product and sum rounded alone), so the same
+    /// answers; a NaN is neither outside nor
     /// inside, as there. With the 8-wide form when `kind` is
     /// [`Kind::Avx2`] or [`Kind::Avx512`]. The bits of positions past `n`
     /// mean nothing (a padding box, of bounds `+inf` and `-inf`, gives
