@@ -685,6 +685,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             let mut shape_tests = 0;
             let blocks = g.for_each_classified(
                 |b| region.classify(b),
+                region.planes(),
                 |j, inside| {
                     sel.push(self.store, g.slot_at(j), inside, |s| {
                         shape_tests += s.report(self.store, region, filter, out);

@@ -1,7 +1,7 @@
 //! Query regions: each query shape is a small type driving one traversal
 //! routine per structure (the model of rstar's `SelectionFunction`).
 
-use super::{Aabb, Cone, Frustum, Shape, Sphere, Vector};
+use super::{Aabb, Cone, Frustum, Plane, Shape, Sphere, Vector};
 
 /// How a region relates to a node's bounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,6 +59,27 @@ pub trait Region<V: Vector> {
     /// ```
     #[inline]
     fn bounds(&self) -> Option<Aabb<V>> {
+        None
+    }
+
+    /// The six planes of a region that classifies boxes exactly as a
+    /// [`Frustum`] of those planes does (a frustum, or a region that wraps
+    /// one and changes only [`Region::matches`] and
+    /// [`Region::matches_meeting_box`]): a structure may then classify
+    /// boxes by the planes, many at once, instead of calling
+    /// [`Region::classify`] (the grid of a built tree does so for a region
+    /// without [`Region::bounds`], and calls `classify` on none of its
+    /// boxes). `None` (the default) makes no such promise.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use sparti::{Frustum, Plane, Region};
+    /// let p = Plane::new(Vec3::X, 1.0).unwrap();
+    /// let f = Frustum::new([p; 6]);
+    /// assert_eq!(f.planes(), Some(&[p; 6]));
+    /// ```
+    #[inline]
+    fn planes(&self) -> Option<&[Plane<V>; 6]> {
         None
     }
 }
@@ -165,6 +186,10 @@ impl<V: Vector> Region<V> for Frustum<V> {
     #[inline]
     fn classify(&self, b: &Aabb<V>) -> Overlap {
         self.classify_aabb(b)
+    }
+    #[inline]
+    fn planes(&self) -> Option<&[Plane<V>; 6]> {
+        Some(&self.planes)
     }
     #[inline]
     fn matches(&self, shape: &Shape<V>) -> bool {

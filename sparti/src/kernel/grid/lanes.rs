@@ -1,5 +1,6 @@
 //! The box test of eight candidates at once: the inner loop of the pair
-//! search and of the grid's queries, and the one place in sparti that
+//! search and of the grid's queries (and a frustum's plane test of eight
+//! boxes, [`Boxes::classify_planes`]), and the one place in sparti that
 //! uses `unsafe`.
 //!
 //! Two reasons, both measured (BENCHMARKS.md, "eighth session"):
@@ -21,7 +22,9 @@
 //!   there, with their slab test ([`Boxes::mask16_ray`]).
 //!
 //! Every form gives the same bits (closed, ordered compares: a NaN never
-//! meets), and the tests run the search through each this processor has,
+//! meets a box; a box with a NaN bound is neither outside nor inside a
+//! plane, as in the tree walk's frustum test), and the tests run the
+//! search through each this processor has,
 //! on the same scenes; CI runs this module's tests under Miri, which
 //! checks every load (Miri runs no AVX-512 compare: under it the 16-wide
 //! form makes the same loads and compares each half with AVX2).
@@ -71,6 +74,80 @@ impl Slab {
             o: axes.map(|a| origin[a]),
             inv: axes.map(|a| inv[a]),
         }
+    }
+}
+
+/// A frustum's six planes as the 8-wide classification reads them
+/// ([`Boxes::classify_planes`]): each plane's normal and offset, and on
+/// which axes its positive vertex (the box corner farthest along the
+/// normal) takes the upper bound.
+pub(super) struct Planes {
+    n: [[f32; 3]; 6],
+    d: [f32; 6],
+    up: [[bool; 3]; 6],
+}
+
+impl Planes {
+    /// The planes of a frustum on the first `V::DIM` axes.
+    pub fn of<V: crate::geometry::Vector>(planes: &[crate::geometry::Plane<V>; 6]) -> Self {
+        let mut n = [[0f32; 3]; 6];
+        let mut up = [[false; 3]; 6];
+        for (i, p) in planes.iter().enumerate() {
+            for a in 0..V::DIM {
+                n[i][a] = p.normal.get(a);
+                // As `Plane::corner` decides (a NaN takes the lower bound).
+                up[i][a] = p.normal.get(a) >= 0.0;
+            }
+        }
+        Planes {
+            n,
+            d: planes.map(|p| p.d),
+            up,
+        }
+    }
+
+    /// The planes of `active` (bit `i` for plane `i`) that the box
+    /// `[lo, hi]` (on the first `axes` axes) does not lie wholly inside,
+    /// or `None` where it lies wholly outside one of them: the test of
+    /// [`Boxes::classify_planes`] on one box. A block of cells inside a
+    /// plane holds only objects inside it, so its objects are tested
+    /// against the planes left (the tree walk's rule: a node inside the
+    /// region holds objects inside it).
+    #[inline(always)]
+    pub fn classify_box(
+        &self,
+        axes: usize,
+        lo: &[f32; 3],
+        hi: &[f32; 3],
+        active: u8,
+    ) -> Option<u8> {
+        let mut left = active;
+        for i in 0..6 {
+            if active & (1 << i) == 0 {
+                continue;
+            }
+            let (mut pv, mut nv) = (0.0, 0.0);
+            for a in 0..axes {
+                let n = self.n[i][a];
+                let (far, near) = if self.up[i][a] {
+                    (hi[a], lo[a])
+                } else {
+                    (lo[a], hi[a])
+                };
+                if a == 0 {
+                    (pv, nv) = (n * far, n * near);
+                } else {
+                    (pv, nv) = (pv + n * far, nv + n * near);
+                }
+            }
+            if pv + self.d[i] < 0.0 {
+                return None;
+            }
+            if nv + self.d[i] >= 0.0 {
+                left &= !(1 << i);
+            }
+        }
+        Some(left)
     }
 }
 
@@ -157,7 +234,12 @@ impl Kind {
 /// Runs `body` compiled for AVX2: `body`, called once, is inlined here,
 /// and the `#[inline(always)]` search inside it with it, so that the
 /// 8-wide compares inline (a search not compiled for AVX2 would call
-/// each intrinsic as a function).
+/// each intrinsic as a function). The compiler may decline to inline a
+/// large body (the frustum's search was not, and each intrinsic was a
+/// call): such a search is a `#[target_feature(enable = "avx2")]`
+/// function of its own (`Grid::classified_avx2`). The box queries' and
+/// the rays' searches do inline here (perf: their work lies in
+/// `with_avx2`).
 ///
 /// # Safety
 /// The processor must have AVX2.
@@ -493,6 +575,151 @@ impl<'a> Boxes<'a> {
 }
 
 impl Boxes<'_> {
+    /// The frustum test of the eight boxes from position `b` (a start
+    /// past the objects taken as `n`, the padding) against the planes of
+    /// `active` (bit `i` for plane `i`; the others are not tested): bit
+    /// `l` of the first mask set unless the box at `b + l` lies wholly
+    /// outside one of them, of the second when it lies wholly inside
+    /// each of them. With every plane active, the same operations on the
+    /// same values as the tree walk's test of one box
+    /// (`Frustum::classify_aabb`: the sum
+    /// `((n.x * p.x + n.y * p.y) + n.z * p.z) + d` at the positive and the
+    /// negative vertex, each product and sum rounded alone), so the same
+    /// answers; a NaN is neither outside nor
+    /// inside, as there. With the 8-wide form when `kind` is
+    /// [`Kind::Avx2`] or [`Kind::Avx512`]. The bits of positions past `n`
+    /// mean nothing (a padding box, of bounds `+inf` and `-inf`, gives
+    /// NaN against a plane with a zero component, which is not outside):
+    /// the caller masks them, and those past its row, with `valid`.
+    ///
+    /// # Safety
+    /// As [`Boxes::mask`].
+    #[inline(always)]
+    pub unsafe fn classify_planes(
+        &self,
+        kind: Kind,
+        p: &Planes,
+        active: u8,
+        b: usize,
+    ) -> (u32, u32) {
+        #[cfg(target_arch = "x86_64")]
+        if kind.is_wide() {
+            // SAFETY: the caller promises AVX2 (this function's contract).
+            return unsafe { self.classify_planes8(p, active, b) };
+        }
+        let _ = kind;
+        self.classify_planes4(p, active, b)
+    }
+
+    /// [`Boxes::classify_planes`] on two lanes of four.
+    #[inline(always)]
+    fn classify_planes4(&self, p: &Planes, active: u8, b: usize) -> (u32, u32) {
+        let b = b.min(self.n);
+        let axes = self.axes.min(3);
+        let mut l = [(Vec4::ZERO, Vec4::ZERO); 3];
+        let mut h = [(Vec4::ZERO, Vec4::ZERO); 3];
+        for a in 0..axes {
+            // SAFETY: `Boxes::new` checked that every array holds at least
+            // `n + LANES` values, and `b` is clamped to `n` above.
+            unsafe {
+                l[a] = Self::load4(self.lo[a], b);
+                h[a] = Self::load4(self.hi[a], b);
+            }
+        }
+        let mut out = (glam::BVec4A::splat(false), glam::BVec4A::splat(false));
+        let mut ins = (glam::BVec4A::splat(true), glam::BVec4A::splat(true));
+        for i in 0..6 {
+            if active & (1 << i) == 0 {
+                continue;
+            }
+            let d = Vec4::splat(p.d[i]);
+            let mut pv = (Vec4::ZERO, Vec4::ZERO);
+            let mut nv = (Vec4::ZERO, Vec4::ZERO);
+            for a in 0..axes {
+                let n = Vec4::splat(p.n[i][a]);
+                let (far, near) = if p.up[i][a] {
+                    (h[a], l[a])
+                } else {
+                    (l[a], h[a])
+                };
+                if a == 0 {
+                    pv = (n * far.0, n * far.1);
+                    nv = (n * near.0, n * near.1);
+                } else {
+                    pv = (pv.0 + n * far.0, pv.1 + n * far.1);
+                    nv = (nv.0 + n * near.0, nv.1 + n * near.1);
+                }
+            }
+            out.0 |= (pv.0 + d).cmplt(Vec4::ZERO);
+            out.1 |= (pv.1 + d).cmplt(Vec4::ZERO);
+            ins.0 &= (nv.0 + d).cmpge(Vec4::ZERO);
+            ins.1 &= (nv.1 + d).cmpge(Vec4::ZERO);
+        }
+        let meets = !(out.0.bitmask() | (out.1.bitmask() << 4)) & 0xff;
+        (meets, ins.0.bitmask() | (ins.1.bitmask() << 4))
+    }
+
+    /// [`Boxes::classify_planes`] with 8-wide operations.
+    ///
+    /// # Safety
+    /// The processor must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn classify_planes8(&self, p: &Planes, active: u8, b: usize) -> (u32, u32) {
+        use std::arch::x86_64::{
+            __m256, _CMP_GE_OQ, _CMP_LT_OQ, _mm256_add_ps, _mm256_and_ps, _mm256_cmp_ps,
+            _mm256_loadu_ps, _mm256_movemask_ps, _mm256_mul_ps, _mm256_or_ps, _mm256_set1_ps,
+            _mm256_setzero_ps,
+        };
+        let b = b.min(self.n);
+        let axes = self.axes.min(3);
+        // SAFETY: the loads: `Boxes::new` checked that every array holds
+        // at least `n + LANES` values and `b` is clamped to `n` above, so
+        // `b..b + 8` is in bounds (`loadu` needs no alignment). The
+        // intrinsics: the caller promises AVX2.
+        unsafe {
+            let zero = _mm256_setzero_ps();
+            let mut l = [zero; 3];
+            let mut h = [zero; 3];
+            for a in 0..axes {
+                debug_assert!(b + LANES <= self.lo[a].len() && b + LANES <= self.hi[a].len());
+                l[a] = _mm256_loadu_ps(self.lo[a].as_ptr().add(b));
+                h[a] = _mm256_loadu_ps(self.hi[a].as_ptr().add(b));
+            }
+            let mut out: __m256 = zero;
+            let mut ins: __m256 = _mm256_cmp_ps::<_CMP_GE_OQ>(zero, zero);
+            for i in 0..6 {
+                if active & (1 << i) == 0 {
+                    continue;
+                }
+                let mut pv = zero;
+                let mut nv = zero;
+                for a in 0..axes {
+                    let n = _mm256_set1_ps(p.n[i][a]);
+                    let (far, near) = if p.up[i][a] {
+                        (h[a], l[a])
+                    } else {
+                        (l[a], h[a])
+                    };
+                    if a == 0 {
+                        pv = _mm256_mul_ps(n, far);
+                        nv = _mm256_mul_ps(n, near);
+                    } else {
+                        pv = _mm256_add_ps(pv, _mm256_mul_ps(n, far));
+                        nv = _mm256_add_ps(nv, _mm256_mul_ps(n, near));
+                    }
+                }
+                let d = _mm256_set1_ps(p.d[i]);
+                out = _mm256_or_ps(out, _mm256_cmp_ps::<_CMP_LT_OQ>(_mm256_add_ps(pv, d), zero));
+                ins = _mm256_and_ps(ins, _mm256_cmp_ps::<_CMP_GE_OQ>(_mm256_add_ps(nv, d), zero));
+            }
+            let meets = !(_mm256_movemask_ps(out) as u32) & 0xff;
+            (meets, _mm256_movemask_ps(ins) as u32)
+        }
+    }
+}
+
+impl Boxes<'_> {
     /// [`Boxes::mask8_ray`] on the sixteen positions from `b` (a start
     /// past the objects taken as `n`): the same operations, lane by lane,
     /// on 16-wide registers, the box compares into a mask register.
@@ -750,6 +977,178 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The frustum test of eight boxes at once gives, bit for bit, what
+    /// the tree walk's test of each box (`Frustum::classify_aabb`) gives:
+    /// boxes across, inside and outside the planes, flat ones, ones with
+    /// a NaN bound; a camera's frustum, and planes with normals of `-0.0`
+    /// and NaN components (a frustum built field by field); in 3D and in
+    /// 2D (`axes` 2, whose third arrays are not read); every start, the
+    /// last ones past the objects (the padding), every form.
+    #[test]
+    fn the_frustum_test_is_the_trees() {
+        use crate::geometry::{Aabb, Frustum, Overlap, Plane, Vector};
+        use glam::{Mat4, Vec2, Vec3};
+
+        fn check<V: Vector>(frustums: &[Frustum<V>], boxes: &[Aabb<V>]) {
+            let n = boxes.len();
+            let mut lo: [Vec<f32>; 3] = Default::default();
+            let mut hi: [Vec<f32>; 3] = Default::default();
+            for a in 0..3 {
+                // (In 2D the third arrays repeat the second, as the grid's.)
+                let axis = a.min(V::DIM - 1);
+                lo[a] = boxes.iter().map(|b| b.min.get(axis)).collect();
+                hi[a] = boxes.iter().map(|b| b.max.get(axis)).collect();
+                // Exactly the padding `Boxes::new` asks for: a start past
+                // `n` not clamped would load out of bounds (Miri).
+                lo[a].extend([f32::INFINITY; LANES]);
+                hi[a].extend([f32::NEG_INFINITY; LANES]);
+            }
+            let bx = Boxes::new(
+                [&lo[0][..], &lo[1][..], &lo[2][..]],
+                [&hi[0][..], &hi[1][..], &hi[2][..]],
+                n,
+                V::DIM,
+            )
+            .expect("padded arrays");
+            let at = |v: V| [0, 1, 2].map(|a| v.get(a.min(V::DIM - 1)));
+            let mut seen = [false; 3];
+            for f in frustums {
+                let p = Planes::of(&f.planes);
+                for b in (0..n + 3).step_by(if cfg!(miri) { 5 } else { 1 }) {
+                    let s = b.min(n);
+                    let (mut meets, mut inside) = (0u32, 0u32);
+                    for l in 0..LANES.min(n - s) {
+                        let bb = &boxes[s + l];
+                        let class = f.classify_aabb(bb);
+                        seen[class as usize] = true;
+                        let one = match p.classify_box(V::DIM, &at(bb.min), &at(bb.max), 0x3f) {
+                            None => Overlap::Outside,
+                            Some(0) => Overlap::Inside,
+                            Some(_) => Overlap::Partial,
+                        };
+                        assert_eq!(one, class, "one box, {} axes, {bb:?}, {f:?}", V::DIM);
+                        match class {
+                            Overlap::Outside => {}
+                            Overlap::Partial => meets |= 1 << l,
+                            Overlap::Inside => {
+                                meets |= 1 << l;
+                                inside |= 1 << l;
+                            }
+                        }
+                    }
+                    let v = valid(s, n, LANES);
+                    for kind in Kind::available() {
+                        // SAFETY: `available` found the form's
+                        // instructions.
+                        let (m, i) = unsafe { bx.classify_planes(kind, &p, 0x3f, b) };
+                        let what = format!("{kind:?}, {} axes, start {b}, {f:?}", V::DIM);
+                        assert_eq!(m & v, meets, "meets: {what}");
+                        assert_eq!(i & m & v, inside, "inside: {what}");
+                        // Some planes only: as the one-box test of those.
+                        for active in [0u8, 1, 0b10_0100, 0b01_1011] {
+                            let (mut meets, mut inside) = (0u32, 0u32);
+                            for l in 0..LANES.min(n - s) {
+                                let bb = &boxes[s + l];
+                                let left = p.classify_box(V::DIM, &at(bb.min), &at(bb.max), active);
+                                meets |= u32::from(left.is_some()) << l;
+                                inside |= u32::from(left == Some(0)) << l;
+                            }
+                            // SAFETY: as above.
+                            let (m, i) = unsafe { bx.classify_planes(kind, &p, active, b) };
+                            assert_eq!(m & v, meets, "meets, planes {active:b}: {what}");
+                            assert_eq!(i & m & v, inside, "inside, planes {active:b}: {what}");
+                        }
+                    }
+                }
+            }
+            // The boxes meet the frustums in every way.
+            assert!(n < LANES || seen == [true; 3], "{seen:?}");
+        }
+
+        // A small generator: the same boxes on every run.
+        let mut seed = 0x9e37_79b9u32;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed as f32 / u32::MAX as f32
+        };
+        let mut boxes3 = Vec::new();
+        for i in 0..45 {
+            let c = Vec3::new(next(), next(), next()) * 40.0 - Vec3::new(20.0, 20.0, 45.0);
+            let h = Vec3::new(next(), next(), next()) * if i % 7 == 0 { 0.0 } else { 6.0 };
+            boxes3.push(Aabb {
+                min: c - h,
+                max: c + h,
+            });
+        }
+        // Boxes touching the faces of `cube` below from outside and from
+        // inside: a signed distance of exactly 0.
+        for (i, c) in [10.0f32, 9.0, -10.0, -11.0].into_iter().enumerate() {
+            boxes3[20 + i] = Aabb {
+                min: Vec3::new(c, -1.0, -1.0),
+                max: Vec3::new(c + 1.0, 1.0, 1.0),
+            };
+        }
+        // Outside `cube` on x, with a NaN bound on another axis: which
+        // bound a plane's zero component takes decides whether the box
+        // is outside (a finite one) or not (the NaN); `-0.0` counts as
+        // not negative, as in `Plane::corner` (`cube_neg`).
+        boxes3[30] = Aabb {
+            min: Vec3::new(20.0, f32::NAN, -1.0),
+            max: Vec3::new(21.0, 1.0, 1.0),
+        };
+        boxes3[31] = Aabb {
+            min: Vec3::new(-21.0, -1.0, f32::NAN),
+            max: Vec3::new(-20.0, 1.0, 1.0),
+        };
+        boxes3[5].min.y = f32::NAN;
+        boxes3[17].max.x = f32::NAN;
+        let proj = glam::camera::rh::proj::directx::perspective(1.0, 1.3, 0.5, 40.0);
+        let view = glam::camera::rh::view::look_at_mat4(Vec3::ZERO, Vec3::NEG_Z, Vec3::Y);
+        let camera = Frustum::from_view_projection(proj * view).expect("a camera");
+        let mut odd = camera;
+        odd.planes[1].normal = Vec3::new(-0.0, 1.0, -0.0);
+        odd.planes[3].normal.x = f32::NAN;
+        let flat = Frustum::new([Plane::new(Vec3::new(0.3, -1.0, 0.2), 4.0).expect("a plane"); 6]);
+        let wide = Frustum::from_view_projection(Mat4::IDENTITY).expect("a box");
+        let face = |n: Vec3| Plane::new(n, 10.0).expect("a face");
+        let cube = Frustum::new([
+            face(Vec3::X),
+            face(Vec3::NEG_X),
+            face(Vec3::Y),
+            face(Vec3::NEG_Y),
+            face(Vec3::Z),
+            face(Vec3::NEG_Z),
+        ]);
+        let mut cube_neg = cube;
+        for p in &mut cube_neg.planes {
+            p.normal = p.normal.map(|c| if c == 0.0 { -0.0 } else { c });
+        }
+        check(&[camera, odd, flat, wide, cube, cube_neg], &boxes3);
+        check(&[camera], &boxes3[..3]);
+
+        let boxes2: Vec<Aabb<Vec2>> = boxes3
+            .iter()
+            .map(|b| Aabb {
+                min: b.min.truncate() * 0.5,
+                max: b.max.truncate() * 0.5,
+            })
+            .collect();
+        let line = |x: f32, y: f32, d: f32| Plane::new(Vec2::new(x, y), d).expect("a line");
+        let tri = Frustum::new([
+            line(1.0, 0.2, 4.0),
+            line(-0.5, 1.0, 3.0),
+            line(-0.7, -1.0, 5.0),
+            line(1.0, 0.2, 4.0),
+            line(0.0, -1.0, 8.0),
+            line(-1.0, -0.0, 9.0),
+        ]);
+        let mut tri_nan = tri;
+        tri_nan.planes[2].d = f32::NAN;
+        check(&[tri, tri_nan], &boxes2);
     }
 
     /// The 8-wide slab test selects exactly the boxes the tree's slab test
