@@ -382,13 +382,8 @@ impl Grid {
                         // `for_each_in_block`, so that the 8-wide test
                         // inlines into this search compiled for AVX2.)
                         let mut rows = BlockRows::new(t, (k0, k1));
-                        let mut batch = [(0u32, 0u32); ROW_BATCH];
-                        loop {
-                            let n = rows.next(self, d, &mut batch);
-                            if n == 0 {
-                                break;
-                            }
-                            for &(s, e) in &batch[..n] {
+                        while let Some(batch) = rows.next(self, d) {
+                            for &(s, e) in batch {
                                 let (mut b, e) = (s as usize, e as usize);
                                 while b < e {
                                     // SAFETY: `kind` is AVX2 only on a
@@ -445,13 +440,8 @@ impl Grid {
         mut f: impl FnMut(usize, usize),
     ) {
         let mut rows = BlockRows::new(t, block);
-        let mut batch = [(0u32, 0u32); ROW_BATCH];
-        loop {
-            let n = rows.next(self, axes, &mut batch);
-            if n == 0 {
-                return;
-            }
-            for &(s, e) in &batch[..n] {
+        while let Some(batch) = rows.next(self, axes) {
+            for &(s, e) in batch {
                 if s < e {
                     f(s as usize, e as usize);
                 }
@@ -653,6 +643,7 @@ struct BlockRows {
     y: (u32, u32),
     z_end: u32,
     at: (u32, u32),
+    batch: [(u32, u32); ROW_BATCH],
 }
 
 impl BlockRows {
@@ -665,13 +656,15 @@ impl BlockRows {
             y: (k0[1], k1[1]),
             z_end: k1[2],
             at: (k0[1], if k0[1] < k1[1] { k0[2] } else { k1[2] }),
+            batch: [(0, 0); ROW_BATCH],
         }
     }
 
-    /// The next rows' positions `(s, e)` in `batch` (empty ones
-    /// included), prefetched; how many (0 once every row was given).
+    /// The next rows' positions `(s, e)` (empty ones included),
+    /// prefetched; `None` once every row was given.
     #[inline(always)]
-    fn next(&mut self, g: &Grid, axes: usize, batch: &mut [(u32, u32); ROW_BATCH]) -> usize {
+    fn next(&mut self, g: &Grid, axes: usize) -> Option<&[(u32, u32)]> {
+        let batch = &mut self.batch;
         let [dx, dy] = self.dims;
         let mut n = 0;
         while n < ROW_BATCH && self.at.1 < self.z_end {
@@ -698,7 +691,7 @@ impl BlockRows {
             }
             *r = (s, e);
         }
-        n
+        (n > 0).then_some(&batch[..n])
     }
 }
 
