@@ -156,6 +156,9 @@ impl Planes {
 /// holds when the chunk is tested.
 pub(super) enum Test<'a> {
     Boxes(&'a Query),
+    /// The boxes that meet the query's box, each with whether it lies
+    /// wholly inside ([`Boxes::within`]): for a query that is that box.
+    Within(&'a Query),
     Ray(&'a Query, &'a Slab, &'a core::cell::Cell<f32>),
 }
 
@@ -346,6 +349,76 @@ impl<'a> Boxes<'a> {
         m0.bitmask() | (m1.bitmask() << 4)
     }
 
+    /// [`Boxes::mask4`] (bits 0 to 7), and bit `16 + l` set when the box
+    /// at position `b + l` lies wholly inside the query's box (closed
+    /// boxes: `lo >= q.lo` and `hi <= q.hi` on every axis, as
+    /// `Aabb::contains` compares; only a box that meets is inside, and a
+    /// box with a NaN bound does neither). No branch on the boxes.
+    #[inline(always)]
+    pub fn within4(&self, q: &Query, b: usize) -> u32 {
+        let b = b.min(self.n);
+        let mut m0 = glam::BVec4A::splat(true);
+        let mut m1 = glam::BVec4A::splat(true);
+        let mut i0 = glam::BVec4A::splat(true);
+        let mut i1 = glam::BVec4A::splat(true);
+        for a in 0..self.axes.min(3) {
+            // SAFETY: as in `mask4`.
+            let ((l0, l1), (h0, h1)) =
+                unsafe { (Self::load4(self.lo[a], b), Self::load4(self.hi[a], b)) };
+            m0 &= l0.cmple(q.hi[a]) & h0.cmpge(q.lo[a]);
+            m1 &= l1.cmple(q.hi[a]) & h1.cmpge(q.lo[a]);
+            i0 &= l0.cmpge(q.lo[a]) & h0.cmple(q.hi[a]);
+            i1 &= l1.cmpge(q.lo[a]) & h1.cmple(q.hi[a]);
+        }
+        let m = m0.bitmask() | (m1.bitmask() << 4);
+        m | (m & (i0.bitmask() | (i1.bitmask() << 4))) << 16
+    }
+
+    /// [`Boxes::within4`], or its 8-wide form when `kind` is
+    /// [`Kind::Avx2`] or [`Kind::Avx512`].
+    ///
+    /// # Safety
+    /// As [`Boxes::mask`].
+    #[inline(always)]
+    pub unsafe fn within(&self, kind: Kind, q: &Query, b: usize) -> u32 {
+        #[cfg(target_arch = "x86_64")]
+        if kind.is_wide() {
+            // SAFETY: the caller promises AVX2 (this function's contract).
+            return unsafe { self.within8(q, b) };
+        }
+        let _ = kind;
+        self.within4(q, b)
+    }
+
+    /// [`Boxes::within4`] with one 8-wide compare per bound.
+    ///
+    /// # Safety
+    /// The processor must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn within8(&self, q: &Query, b: usize) -> u32 {
+        use std::arch::x86_64::{
+            _CMP_GE_OQ, _CMP_LE_OQ, _mm256_and_ps, _mm256_cmp_ps, _mm256_movemask_ps,
+            _mm256_set1_ps,
+        };
+        // SAFETY: the caller promises AVX2.
+        unsafe {
+            let mut m = _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_set1_ps(0.0), _mm256_set1_ps(0.0));
+            let mut i = m;
+            for a in 0..self.axes.min(3) {
+                let [l, h, meets] = self.axis8(q, a, b);
+                m = _mm256_and_ps(m, meets);
+                let holds = _mm256_and_ps(
+                    _mm256_cmp_ps::<_CMP_GE_OQ>(l, _mm256_set1_ps(q.s[a])),
+                    _mm256_cmp_ps::<_CMP_LE_OQ>(h, _mm256_set1_ps(q.s[3 + a])),
+                );
+                i = _mm256_and_ps(i, holds);
+            }
+            let i = _mm256_and_ps(i, m);
+            _mm256_movemask_ps(m) as u32 | (_mm256_movemask_ps(i) as u32) << 16
+        }
+    }
+
     /// [`Boxes::mask4`], or its 8-wide form when `kind` is
     /// [`Kind::Avx2`] or [`Kind::Avx512`]. Inlined into each search, which
     /// is compiled once per form.
@@ -381,6 +454,11 @@ impl<'a> Boxes<'a> {
             match (test, sixteen) {
                 (Test::Boxes(q), false) => self.mask(kind, q, b),
                 (Test::Boxes(q), true) => self.mask16(kind, q, b),
+                (Test::Within(q), false) => self.within(kind, q, b),
+                (Test::Within(q), true) => {
+                    let (w0, w1) = (self.within(kind, q, b), self.within(kind, q, b + LANES));
+                    (w0 & 0xff) | (w1 & 0xff) << LANES | (w0 >> 16 | (w1 >> 16) << LANES) << 16
+                }
                 (Test::Ray(q, ray, limit), false) => self.mask_ray(kind, q, ray, limit.get(), b),
                 (Test::Ray(q, ray, limit), true) => self.mask16_ray(kind, q, ray, limit.get(), b),
             }
@@ -977,6 +1055,138 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The box test that also says which boxes lie inside
+    /// ([`Boxes::within`]) gives, for every box, what the region's own
+    /// classification (`Aabb::classify`) gives: boxes across, inside,
+    /// outside and touching the query's faces (from both sides), flat
+    /// ones, ones with a NaN bound; in 3D and in 2D; every start, the
+    /// last ones past the objects, every form, eight and sixteen a step.
+    #[test]
+    fn the_box_test_is_the_regions() {
+        use crate::geometry::{Aabb, Overlap, Region, Vector};
+        use glam::{Vec2, Vec3};
+
+        fn check<V: Vector>(queries: &[Aabb<V>], boxes: &[Aabb<V>]) {
+            let n = boxes.len();
+            let mut lo: [Vec<f32>; 3] = Default::default();
+            let mut hi: [Vec<f32>; 3] = Default::default();
+            for a in 0..3 {
+                let axis = a.min(V::DIM - 1);
+                lo[a] = boxes.iter().map(|b| b.min.get(axis)).collect();
+                hi[a] = boxes.iter().map(|b| b.max.get(axis)).collect();
+                lo[a].extend([f32::INFINITY; LANES]);
+                hi[a].extend([f32::NEG_INFINITY; LANES]);
+            }
+            let bx = Boxes::new(
+                [&lo[0][..], &lo[1][..], &lo[2][..]],
+                [&hi[0][..], &hi[1][..], &hi[2][..]],
+                n,
+                V::DIM,
+            )
+            .expect("padded arrays");
+            let at = |v: V| [0, 1, 2].map(|a| v.get(a.min(V::DIM - 1)));
+            let mut seen = [false; 3];
+            for r in queries {
+                let q = Query::of(V::DIM - 1, &at(r.min), &at(r.max));
+                for b in (0..n + 3).step_by(if cfg!(miri) { 5 } else { 1 }) {
+                    let mut want = |s: usize| {
+                        let (mut meets, mut inside) = (0u32, 0u32);
+                        for l in 0..LANES.min(n.saturating_sub(s)) {
+                            let class = r.classify(&boxes[s + l]);
+                            seen[class as usize] = true;
+                            meets |= u32::from(class != Overlap::Outside) << l;
+                            inside |= u32::from(class == Overlap::Inside) << l;
+                        }
+                        meets | inside << 16
+                    };
+                    let w = want(b.min(n));
+                    let w2 = want((b + LANES).min(n));
+                    let want16 =
+                        (w & 0xff) | (w2 & 0xff) << LANES | ((w >> 16) | (w2 >> 16) << LANES) << 16;
+                    let what = format!("{} axes, start {b}, query {r:?}", V::DIM);
+                    // The bits of objects (the padding's boxes meet an
+                    // unbounded query: the searches drop their bits).
+                    let s = b.min(n);
+                    let bits = |w| if s < n { valid(s, n, w) } else { 0 };
+                    let v = bits(LANES);
+                    let v = v | v << 16;
+                    assert_eq!(bx.within4(&q, b) & v, w, "4-wide: {what}");
+                    for kind in Kind::available() {
+                        // SAFETY: `available` found the form's
+                        // instructions.
+                        let (m, m16) = unsafe {
+                            (
+                                bx.test(kind, &Test::Within(&q), b, false),
+                                bx.test(kind, &Test::Within(&q), b, true),
+                            )
+                        };
+                        assert_eq!(m & v, w, "{kind:?}: {what}");
+                        let v16 = bits(2 * LANES);
+                        let v16 = v16 | v16 << 16;
+                        assert_eq!(m16 & v16, want16 & v16, "{kind:?}, sixteen: {what}");
+                    }
+                }
+            }
+            // The whole set meets the queries in every way.
+            assert!(n < 40 || seen == [true; 3], "{seen:?}");
+        }
+
+        let mut seed = 0x2545_f491u32;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed as f32 / u32::MAX as f32
+        };
+        let mut boxes3 = Vec::new();
+        for i in 0..45 {
+            let c = Vec3::new(next(), next(), next()) * 30.0 - Vec3::splat(15.0);
+            let h = Vec3::new(next(), next(), next()) * if i % 7 == 0 { 0.0 } else { 5.0 };
+            boxes3.push(Aabb {
+                min: c - h,
+                max: c + h,
+            });
+        }
+        // Touching the query `[-10, 10]^3` below: its faces from outside
+        // and from inside.
+        for (i, (l, h)) in [(10.0f32, 11.0), (9.0, 10.0), (-11.0, -10.0), (-10.0, -9.0)]
+            .into_iter()
+            .enumerate()
+        {
+            boxes3[20 + i] = Aabb {
+                min: Vec3::new(l, -1.0, -1.0),
+                max: Vec3::new(h, 1.0, 1.0),
+            };
+        }
+        boxes3[25] = Aabb {
+            min: Vec3::splat(-2.0),
+            max: Vec3::splat(2.0),
+        };
+        boxes3[5].min.y = f32::NAN;
+        boxes3[17].max.x = f32::NAN;
+        let cube = Aabb {
+            min: Vec3::splat(-10.0),
+            max: Vec3::splat(10.0),
+        };
+        let flat = Aabb {
+            min: Vec3::new(-3.0, 0.0, -20.0),
+            max: Vec3::new(3.0, 0.0, 20.0),
+        };
+        let big = Aabb {
+            min: Vec3::splat(f32::NEG_INFINITY),
+            max: Vec3::splat(f32::INFINITY),
+        };
+        for len in [boxes3.len(), 13, 8, 1] {
+            check(&[cube, flat, big], &boxes3[..len]);
+        }
+        let flat2 = |b: &Aabb<Vec3>| Aabb {
+            min: Vec2::new(b.min.x, b.min.y),
+            max: Vec2::new(b.max.x, b.max.y),
+        };
+        let boxes2: Vec<_> = boxes3.iter().map(flat2).collect();
+        check(&[flat2(&cube), flat2(&flat), flat2(&big)], &boxes2);
     }
 
     /// The frustum test of eight boxes at once gives, bit for bit, what
