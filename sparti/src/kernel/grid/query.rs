@@ -54,10 +54,11 @@ const BLOCK_STACK: usize = 3 * 23 + 2;
 /// The stretches a level's walk along a ray is cut into, at most.
 const MAX_STRETCHES: f32 = 256.0;
 
-/// `[lo, hi]` grown by [`PAD`], on the first `d` axes; `None` when a
-/// coordinate is NaN (the tree walk answers those).
+/// `[lo, hi]` of `b` on the first `d` axes, grown by [`PAD`] where `pad`
+/// (as it is otherwise); `None` when a coordinate is NaN (the tree walk
+/// answers those).
 #[inline]
-fn padded<V: Vector>(b: &Aabb<V>) -> Option<([f32; 3], [f32; 3])> {
+fn corners<V: Vector>(b: &Aabb<V>, pad: bool) -> Option<([f32; 3], [f32; 3])> {
     let mut lo = [0f32; 3];
     let mut hi = [0f32; 3];
     for a in 0..V::DIM {
@@ -65,26 +66,13 @@ fn padded<V: Vector>(b: &Aabb<V>) -> Option<([f32; 3], [f32; 3])> {
         if l.is_nan() || h.is_nan() {
             return None;
         }
-        let m = l.abs().max(h.abs()) * PAD + f32::MIN_POSITIVE;
+        let m = if pad {
+            l.abs().max(h.abs()) * PAD + f32::MIN_POSITIVE
+        } else {
+            0.0
+        };
         lo[a] = l - m;
         hi[a] = h + m;
-    }
-    Some((lo, hi))
-}
-
-/// `[lo, hi]` of `b` on the first `d` axes, as they are; `None` when a
-/// coordinate is NaN (as [`padded`]).
-#[inline]
-fn exact<V: Vector>(b: &Aabb<V>) -> Option<([f32; 3], [f32; 3])> {
-    let mut lo = [0f32; 3];
-    let mut hi = [0f32; 3];
-    for a in 0..V::DIM {
-        let (l, h) = (b.min.get(a), b.max.get(a));
-        if l.is_nan() || h.is_nan() {
-            return None;
-        }
-        lo[a] = l;
-        hi[a] = h;
     }
     Some((lo, hi))
 }
@@ -288,11 +276,7 @@ impl Grid {
         mut f: impl FnMut(usize, bool),
     ) -> Option<u64> {
         let d = V::DIM;
-        let (lo, hi) = if EXACT {
-            exact(bounds)?
-        } else {
-            padded(bounds)?
-        };
+        let (lo, hi) = corners(bounds, !EXACT)?;
         let q = Query::of(d - 1, &lo, &hi);
         let mut rows = 0;
         let test = if EXACT {
