@@ -663,14 +663,24 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             // walk below tests an item outside a subtree held whole.
             let mut sel = Selected::new(self.store, filter);
             let mut shape_tests = 0;
-            let rows = g.for_each_meeting(&bounds, |j| {
-                let class = region.classify(&g.aabb_at(j));
-                if class != Overlap::Outside {
-                    sel.push(self.store, g.slot_at(j), class == Overlap::Inside, |s| {
+            let rows = if R::CLASSIFIES_AS_BOUNDS {
+                // The region is its box: the grid classifies the boxes
+                // eight at a time.
+                g.for_each_within(&bounds, |j, inside| {
+                    sel.push(self.store, g.slot_at(j), inside, |s| {
                         shape_tests += s.report(self.store, region, filter, out);
                     });
-                }
-            });
+                })
+            } else {
+                g.for_each_meeting(&bounds, |j| {
+                    let class = region.classify(&g.aabb_at(j));
+                    if class != Overlap::Outside {
+                        sel.push(self.store, g.slot_at(j), class == Overlap::Inside, |s| {
+                            shape_tests += s.report(self.store, region, filter, out);
+                        });
+                    }
+                })
+            };
             shape_tests += sel.report(self.store, region, filter, out);
             if let Some(rows) = rows {
                 counters.grid_searches += 1;

@@ -28,6 +28,15 @@ pub trait Region<V: Vector> {
     /// mispredicts. Results are the same either way. Default `false`.
     const CHEAP_EXACT_TEST: bool = false;
 
+    /// Whether [`Region::classify`] classifies boxes exactly as the box
+    /// [`Region::bounds`] does as a region (an [`Aabb`], or a region that
+    /// wraps one and changes only [`Region::matches`] and
+    /// [`Region::matches_meeting_box`]): a structure may then classify
+    /// boxes against that box, many at once, instead of calling
+    /// `classify` (the grid of a built tree does so, and calls `classify`
+    /// on none of its boxes). Default `false`: no such promise.
+    const CLASSIFIES_AS_BOUNDS: bool = false;
+
     /// How the region relates to a box holding objects.
     fn classify(&self, bounds: &Aabb<V>) -> Overlap;
     /// True when the object (its exact shape) is selected by the region.
@@ -101,6 +110,7 @@ impl Overlap {
 
 impl<V: Vector> Region<V> for Aabb<V> {
     const CHEAP_EXACT_TEST: bool = true;
+    const CLASSIFIES_AS_BOUNDS: bool = true;
 
     #[inline]
     fn bounds(&self) -> Option<Aabb<V>> {

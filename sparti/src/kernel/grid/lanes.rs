@@ -156,6 +156,9 @@ impl Planes {
 /// holds when the chunk is tested.
 pub(super) enum Test<'a> {
     Boxes(&'a Query),
+    /// The boxes that meet the query's box, each with whether it lies
+    /// wholly inside ([`Boxes::within`]): for a query that is that box.
+    Within(&'a Query),
     Ray(&'a Query, &'a Slab, &'a core::cell::Cell<f32>),
 }
 
@@ -332,18 +335,109 @@ impl<'a> Boxes<'a> {
     /// nothing). No branch on the boxes.
     #[inline(always)]
     pub fn mask4(&self, q: &Query, b: usize) -> u32 {
+        self.compare4::<false>(q, b)
+    }
+
+    /// [`Boxes::mask4`] (bits 0 to 7), and bit `16 + l` set when the box
+    /// at position `b + l` lies wholly inside the query's box (closed
+    /// boxes: `lo >= q.lo` and `hi <= q.hi` on every axis, as
+    /// `Aabb::contains` compares; only a box that meets is inside, and a
+    /// box with a NaN bound does neither). No branch on the boxes.
+    #[inline(always)]
+    pub fn within4(&self, q: &Query, b: usize) -> u32 {
+        self.compare4::<true>(q, b)
+    }
+
+    /// [`Boxes::within4`], or with `INSIDE` false [`Boxes::mask4`] (no
+    /// inside test made).
+    #[inline(always)]
+    fn compare4<const INSIDE: bool>(&self, q: &Query, b: usize) -> u32 {
         let b = b.min(self.n);
-        let mut m0 = glam::BVec4A::splat(true);
-        let mut m1 = glam::BVec4A::splat(true);
+        let mut m = [glam::BVec4A::splat(true); 2];
+        let mut i = m;
         for a in 0..self.axes.min(3) {
             // SAFETY: `Boxes::new` checked that every array holds at least
             // `n + LANES` values, and `b` is clamped to `n` above.
             let ((l0, l1), (h0, h1)) =
                 unsafe { (Self::load4(self.lo[a], b), Self::load4(self.hi[a], b)) };
-            m0 &= l0.cmple(q.hi[a]) & h0.cmpge(q.lo[a]);
-            m1 &= l1.cmple(q.hi[a]) & h1.cmpge(q.lo[a]);
+            m[0] &= l0.cmple(q.hi[a]) & h0.cmpge(q.lo[a]);
+            m[1] &= l1.cmple(q.hi[a]) & h1.cmpge(q.lo[a]);
+            if INSIDE {
+                i[0] &= l0.cmpge(q.lo[a]) & h0.cmple(q.hi[a]);
+                i[1] &= l1.cmpge(q.lo[a]) & h1.cmple(q.hi[a]);
+            }
         }
-        m0.bitmask() | (m1.bitmask() << 4)
+        let m = m[0].bitmask() | (m[1].bitmask() << 4);
+        if INSIDE {
+            m | (m & (i[0].bitmask() | (i[1].bitmask() << 4))) << 16
+        } else {
+            m
+        }
+    }
+
+    /// [`Boxes::within4`], or its 8-wide form when `kind` is
+    /// [`Kind::Avx2`] or [`Kind::Avx512`].
+    ///
+    /// # Safety
+    /// As [`Boxes::mask`].
+    #[inline(always)]
+    pub unsafe fn within(&self, kind: Kind, q: &Query, b: usize) -> u32 {
+        // SAFETY: this function's contract.
+        unsafe { self.compare::<true>(kind, q, b) }
+    }
+
+    /// [`Boxes::within`], or with `INSIDE` false [`Boxes::mask`].
+    ///
+    /// # Safety
+    /// As [`Boxes::mask`].
+    #[inline(always)]
+    unsafe fn compare<const INSIDE: bool>(&self, kind: Kind, q: &Query, b: usize) -> u32 {
+        #[cfg(target_arch = "x86_64")]
+        if kind.is_wide() {
+            // SAFETY: the caller promises AVX2 (this function's contract).
+            return unsafe {
+                if INSIDE {
+                    self.within8(q, b)
+                } else {
+                    self.mask8(q, b)
+                }
+            };
+        }
+        let _ = kind;
+        if INSIDE {
+            self.within4(q, b)
+        } else {
+            self.mask4(q, b)
+        }
+    }
+
+    /// [`Boxes::within4`] with one 8-wide compare per bound.
+    ///
+    /// # Safety
+    /// The processor must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn within8(&self, q: &Query, b: usize) -> u32 {
+        use std::arch::x86_64::{
+            _CMP_GE_OQ, _CMP_LE_OQ, _mm256_and_ps, _mm256_cmp_ps, _mm256_movemask_ps,
+            _mm256_set1_ps,
+        };
+        // SAFETY: the caller promises AVX2.
+        unsafe {
+            let mut m = _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_set1_ps(0.0), _mm256_set1_ps(0.0));
+            let mut i = m;
+            for a in 0..self.axes.min(3) {
+                let [l, h, meets] = self.axis8(q, a, b);
+                m = _mm256_and_ps(m, meets);
+                let holds = _mm256_and_ps(
+                    _mm256_cmp_ps::<_CMP_GE_OQ>(l, _mm256_set1_ps(q.s[a])),
+                    _mm256_cmp_ps::<_CMP_LE_OQ>(h, _mm256_set1_ps(q.s[3 + a])),
+                );
+                i = _mm256_and_ps(i, holds);
+            }
+            let i = _mm256_and_ps(i, m);
+            _mm256_movemask_ps(m) as u32 | (_mm256_movemask_ps(i) as u32) << 16
+        }
     }
 
     /// [`Boxes::mask4`], or its 8-wide form when `kind` is
@@ -357,13 +451,8 @@ impl<'a> Boxes<'a> {
     /// so that the compares inline.
     #[inline(always)]
     pub unsafe fn mask(&self, kind: Kind, q: &Query, b: usize) -> u32 {
-        #[cfg(target_arch = "x86_64")]
-        if kind.is_wide() {
-            // SAFETY: the caller promises AVX2 (this function's contract).
-            return unsafe { self.mask8(q, b) };
-        }
-        let _ = kind;
-        self.mask4(q, b)
+        // SAFETY: this function's contract.
+        unsafe { self.compare::<false>(kind, q, b) }
     }
 
     /// The chunk test `test` (a constant where it is inlined) on the
@@ -381,6 +470,11 @@ impl<'a> Boxes<'a> {
             match (test, sixteen) {
                 (Test::Boxes(q), false) => self.mask(kind, q, b),
                 (Test::Boxes(q), true) => self.mask16(kind, q, b),
+                (Test::Within(q), false) => self.within(kind, q, b),
+                (Test::Within(q), true) => {
+                    let (w0, w1) = (self.within(kind, q, b), self.within(kind, q, b + LANES));
+                    (w0 & 0xff) | (w1 & 0xff) << LANES | (w0 >> 16 | (w1 >> 16) << LANES) << 16
+                }
                 (Test::Ray(q, ray, limit), false) => self.mask_ray(kind, q, ray, limit.get(), b),
                 (Test::Ray(q, ray, limit), true) => self.mask16_ray(kind, q, ray, limit.get(), b),
             }
@@ -885,6 +979,8 @@ unsafe fn meets16(m: u16, l: &[f32; 16], h: &[f32; 16], hi: f32, lo: f32) -> u16
 mod tests {
     use super::super::valid;
     use super::*;
+    use crate::geometry::{Aabb, Frustum, Overlap, Plane, Region, Vector};
+    use glam::{Mat4, Vec2, Vec3};
 
     /// Boxes on one axis per position `[i, i + 1]`, the others `[0, 1]`,
     /// with the padding of empty boxes; NaN at position 3.
@@ -915,6 +1011,54 @@ mod tests {
             })
             .map(|l| 1 << l)
             .sum()
+    }
+
+    /// The grid's per-axis arrays of `boxes`: in 2D the third arrays
+    /// repeat the second, as the grid's; exactly the padding
+    /// `Boxes::new` asks for (a start past `n` not clamped would load out
+    /// of bounds: Miri).
+    fn arrays_of<V: Vector>(boxes: &[Aabb<V>]) -> ([Vec<f32>; 3], [Vec<f32>; 3]) {
+        let mut lo: [Vec<f32>; 3] = Default::default();
+        let mut hi: [Vec<f32>; 3] = Default::default();
+        for a in 0..3 {
+            let axis = a.min(V::DIM - 1);
+            lo[a] = boxes.iter().map(|b| b.min.get(axis)).collect();
+            hi[a] = boxes.iter().map(|b| b.max.get(axis)).collect();
+            lo[a].extend([f32::INFINITY; LANES]);
+            hi[a].extend([f32::NEG_INFINITY; LANES]);
+        }
+        (lo, hi)
+    }
+
+    /// The boxes of [`arrays_of`]'s arrays: `n` of them, on `axes` axes.
+    fn boxes_in<'a>(
+        (lo, hi): &'a ([Vec<f32>; 3], [Vec<f32>; 3]),
+        n: usize,
+        axes: usize,
+    ) -> Boxes<'a> {
+        Boxes::new(
+            [&lo[0][..], &lo[1][..], &lo[2][..]],
+            [&hi[0][..], &hi[1][..], &hi[2][..]],
+            n,
+            axes,
+        )
+        .expect("padded arrays")
+    }
+
+    /// `v` on the axes x, y and z (in 2D, x, y and y again, as
+    /// [`Query::of`] takes them).
+    fn axes_of<V: Vector>(v: V) -> [f32; 3] {
+        [0, 1, 2].map(|a| v.get(a.min(V::DIM - 1)))
+    }
+
+    /// A small generator in `[0, 1]`: the same numbers on every run.
+    fn numbers(mut seed: u32) -> impl FnMut() -> f32 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed as f32 / u32::MAX as f32
+        }
     }
 
     /// Every start, the last ones past the objects (clamped to the
@@ -979,6 +1123,115 @@ mod tests {
         }
     }
 
+    /// [`the_box_test_is_the_regions`] on `boxes`, each of `queries`.
+    fn check_boxes<V: Vector>(queries: &[Aabb<V>], boxes: &[Aabb<V>]) {
+        let n = boxes.len();
+        let arrays = arrays_of(boxes);
+        let bx = boxes_in(&arrays, n, V::DIM);
+        let mut seen = [false; 3];
+        for r in queries {
+            let q = Query::of(V::DIM - 1, &axes_of(r.min), &axes_of(r.max));
+            for b in (0..n + 3).step_by(if cfg!(miri) { 5 } else { 1 }) {
+                let mut want = |s: usize| {
+                    let (mut meets, mut inside) = (0u32, 0u32);
+                    for l in 0..LANES.min(n.saturating_sub(s)) {
+                        let class = r.classify(&boxes[s + l]);
+                        seen[class as usize] = true;
+                        meets |= u32::from(class != Overlap::Outside) << l;
+                        inside |= u32::from(class == Overlap::Inside) << l;
+                    }
+                    meets | inside << 16
+                };
+                let w = want(b.min(n));
+                let w2 = want((b + LANES).min(n));
+                let want16 =
+                    (w & 0xff) | (w2 & 0xff) << LANES | ((w >> 16) | (w2 >> 16) << LANES) << 16;
+                let what = format!("{} axes, start {b}, query {r:?}", V::DIM);
+                // The bits of objects (the padding's boxes meet an
+                // unbounded query: the searches drop their bits).
+                let s = b.min(n);
+                let bits = |w| if s < n { valid(s, n, w) } else { 0 };
+                let v = bits(LANES);
+                let v = v | v << 16;
+                assert_eq!(bx.within4(&q, b) & v, w, "4-wide: {what}");
+                for kind in Kind::available() {
+                    // SAFETY: `available` found the form's
+                    // instructions.
+                    let (m, m16) = unsafe {
+                        (
+                            bx.test(kind, &Test::Within(&q), b, false),
+                            bx.test(kind, &Test::Within(&q), b, true),
+                        )
+                    };
+                    assert_eq!(m & v, w, "{kind:?}: {what}");
+                    let v16 = bits(2 * LANES);
+                    let v16 = v16 | v16 << 16;
+                    assert_eq!(m16 & v16, want16 & v16, "{kind:?}, sixteen: {what}");
+                }
+            }
+        }
+        // The whole set meets the queries in every way.
+        assert!(n < 40 || seen == [true; 3], "{seen:?}");
+    }
+
+    /// The box test that also says which boxes lie inside
+    /// ([`Boxes::within`]) gives, for every box, what the region's own
+    /// classification (`Aabb::classify`) gives: boxes across, inside,
+    /// outside and touching the query's faces (from both sides), flat
+    /// ones, ones with a NaN bound; in 3D and in 2D; every start, the
+    /// last ones past the objects, every form, eight and sixteen a step.
+    #[test]
+    fn the_box_test_is_the_regions() {
+        let mut next = numbers(0x2545_f491);
+        let mut boxes3 = Vec::new();
+        for i in 0..45 {
+            let c = Vec3::new(next(), next(), next()) * 30.0 - Vec3::splat(15.0);
+            let h = Vec3::new(next(), next(), next()) * if i % 7 == 0 { 0.0 } else { 5.0 };
+            boxes3.push(Aabb {
+                min: c - h,
+                max: c + h,
+            });
+        }
+        // Touching the query `[-10, 10]^3` below: its faces from outside
+        // and from inside.
+        for (i, (l, h)) in [(10.0f32, 11.0), (9.0, 10.0), (-11.0, -10.0), (-10.0, -9.0)]
+            .into_iter()
+            .enumerate()
+        {
+            boxes3[20 + i] = Aabb {
+                min: Vec3::new(l, -1.0, -1.0),
+                max: Vec3::new(h, 1.0, 1.0),
+            };
+        }
+        boxes3[25] = Aabb {
+            min: Vec3::splat(-2.0),
+            max: Vec3::splat(2.0),
+        };
+        boxes3[5].min.y = f32::NAN;
+        boxes3[17].max.x = f32::NAN;
+        let cube = Aabb {
+            min: Vec3::splat(-10.0),
+            max: Vec3::splat(10.0),
+        };
+        let flat = Aabb {
+            min: Vec3::new(-3.0, 0.0, -20.0),
+            max: Vec3::new(3.0, 0.0, 20.0),
+        };
+        let big = Aabb {
+            min: Vec3::splat(f32::NEG_INFINITY),
+            max: Vec3::splat(f32::INFINITY),
+        };
+        for len in [boxes3.len(), 13, 8, 1] {
+            check_boxes(&[cube, flat, big], &boxes3[..len]);
+        }
+        let flat2 = |b: &Aabb<Vec3>| Aabb {
+            min: Vec2::new(b.min.x, b.min.y),
+            max: Vec2::new(b.max.x, b.max.y),
+        };
+        let boxes2: Vec<_> = boxes3.iter().map(flat2).collect();
+        check_boxes(&[flat2(&cube), flat2(&flat), flat2(&big)], &boxes2);
+    }
+
     /// The frustum test of eight boxes at once gives, bit for bit, what
     /// the tree walk's test of each box (`Frustum::classify_aabb`) gives:
     /// boxes across, inside and outside the planes, flat ones, ones with
@@ -988,31 +1241,11 @@ mod tests {
     /// last ones past the objects (the padding), every form.
     #[test]
     fn the_frustum_test_is_the_trees() {
-        use crate::geometry::{Aabb, Frustum, Overlap, Plane, Vector};
-        use glam::{Mat4, Vec2, Vec3};
-
         fn check<V: Vector>(frustums: &[Frustum<V>], boxes: &[Aabb<V>]) {
             let n = boxes.len();
-            let mut lo: [Vec<f32>; 3] = Default::default();
-            let mut hi: [Vec<f32>; 3] = Default::default();
-            for a in 0..3 {
-                // (In 2D the third arrays repeat the second, as the grid's.)
-                let axis = a.min(V::DIM - 1);
-                lo[a] = boxes.iter().map(|b| b.min.get(axis)).collect();
-                hi[a] = boxes.iter().map(|b| b.max.get(axis)).collect();
-                // Exactly the padding `Boxes::new` asks for: a start past
-                // `n` not clamped would load out of bounds (Miri).
-                lo[a].extend([f32::INFINITY; LANES]);
-                hi[a].extend([f32::NEG_INFINITY; LANES]);
-            }
-            let bx = Boxes::new(
-                [&lo[0][..], &lo[1][..], &lo[2][..]],
-                [&hi[0][..], &hi[1][..], &hi[2][..]],
-                n,
-                V::DIM,
-            )
-            .expect("padded arrays");
-            let at = |v: V| [0, 1, 2].map(|a| v.get(a.min(V::DIM - 1)));
+            let arrays = arrays_of(boxes);
+            let bx = boxes_in(&arrays, n, V::DIM);
+            let at = axes_of::<V>;
             let mut seen = [false; 3];
             for f in frustums {
                 let p = Planes::of(&f.planes);
@@ -1067,14 +1300,8 @@ mod tests {
             assert!(n < LANES || seen == [true; 3], "{seen:?}");
         }
 
-        // A small generator: the same boxes on every run.
-        let mut seed = 0x9e37_79b9u32;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            seed as f32 / u32::MAX as f32
-        };
+        // The same boxes on every run.
+        let mut next = numbers(0x9e37_79b9);
         let mut boxes3 = Vec::new();
         for i in 0..45 {
             let c = Vec3::new(next(), next(), next()) * 40.0 - Vec3::new(20.0, 20.0, 45.0);

@@ -54,10 +54,11 @@ const BLOCK_STACK: usize = 3 * 23 + 2;
 /// The stretches a level's walk along a ray is cut into, at most.
 const MAX_STRETCHES: f32 = 256.0;
 
-/// `[lo, hi]` grown by [`PAD`], on the first `d` axes; `None` when a
-/// coordinate is NaN (the tree walk answers those).
+/// `[lo, hi]` of `b` on the first `d` axes, grown by [`PAD`] where `pad`
+/// (as it is otherwise); `None` when a coordinate is NaN (the tree walk
+/// answers those).
 #[inline]
-fn padded<V: Vector>(b: &Aabb<V>) -> Option<([f32; 3], [f32; 3])> {
+fn corners<V: Vector>(b: &Aabb<V>, pad: bool) -> Option<([f32; 3], [f32; 3])> {
     let mut lo = [0f32; 3];
     let mut hi = [0f32; 3];
     for a in 0..V::DIM {
@@ -65,7 +66,11 @@ fn padded<V: Vector>(b: &Aabb<V>) -> Option<([f32; 3], [f32; 3])> {
         if l.is_nan() || h.is_nan() {
             return None;
         }
-        let m = l.abs().max(h.abs()) * PAD + f32::MIN_POSITIVE;
+        let m = if pad {
+            l.abs().max(h.abs()) * PAD + f32::MIN_POSITIVE
+        } else {
+            0.0
+        };
         lo[a] = l - m;
         hi[a] = h + m;
     }
@@ -102,8 +107,9 @@ impl Grid {
         slot_of(self.slot[j])
     }
 
-    /// Calls `f(j)` for each position `j` of the rows `s..e` of `rows`
-    /// whose box `test` selects.
+    /// Calls `f(j, inside)` for each position `j` of the rows `s..e` of
+    /// `rows` whose box `test` selects (`inside`: with [`Test::Within`],
+    /// whether the box lies wholly inside the query's; otherwise false).
     ///
     /// # Safety
     /// With [`Kind::Avx2`], the processor must have AVX2; with
@@ -114,7 +120,7 @@ impl Grid {
         bx: &super::Boxes<'_>,
         test: &Test<'_>,
         rows: &[(u32, u32)],
-        f: &mut impl FnMut(usize),
+        f: &mut impl FnMut(usize, bool),
     ) {
         // With AVX-512F sixteen boxes a step (most rows hold a few to a
         // dozen: one step where eight a step took two, and one guess of
@@ -128,9 +134,11 @@ impl Grid {
                 // SAFETY: `kind` is AVX2 or AVX-512F only on a processor
                 // that has it (this function's contract).
                 let m = unsafe { bx.test(kind, test, b, sixteen) };
+                let inside = m >> 16;
                 let mut m = m & valid(b, e, step);
                 while m != 0 {
-                    f(b + m.trailing_zeros() as usize);
+                    let l = m.trailing_zeros();
+                    f(b + l as usize, (inside >> l) & 1 != 0);
                     m &= m - 1;
                 }
                 b += step;
@@ -138,9 +146,9 @@ impl Grid {
         }
     }
 
-    /// Calls `f(j)` for each position `j` of level `t` whose box meets
-    /// `[lo, hi]` and that `test` selects, row by row; returns the rows
-    /// visited.
+    /// Calls `f(j, inside)` for each position `j` of level `t` whose box
+    /// meets `[lo, hi]` and that `test` selects, row by row (`inside` as
+    /// [`Grid::test_rows`] gives it); returns the rows visited.
     ///
     /// # Safety
     /// With [`Kind::Avx2`], the processor must have AVX2; with
@@ -155,7 +163,7 @@ impl Grid {
         lo: &[f32; 3],
         hi: &[f32; 3],
         test: &Test<'_>,
-        f: &mut impl FnMut(usize),
+        f: &mut impl FnMut(usize, bool),
     ) -> u64 {
         let Some((k0, k1)) = self.cells(t, d, lo, hi) else {
             return 0;
@@ -217,7 +225,32 @@ impl Grid {
     pub(crate) fn for_each_meeting<V: Vector>(
         &self,
         bounds: &Aabb<V>,
-        f: impl FnMut(usize),
+        mut f: impl FnMut(usize),
+    ) -> Option<u64> {
+        self.meeting::<V, false>(bounds, move |j, _| f(j))
+    }
+
+    /// The positions of the objects whose boxes meet the box `region`
+    /// (closed boxes, not grown: the region is that box), each with
+    /// whether its box lies wholly inside: `f(j, inside)`, in the order
+    /// of [`Grid::for_each_meeting`], both answers those of the region's
+    /// `Aabb::classify` (tested eight at a time). Returns as
+    /// [`Grid::for_each_meeting`] does.
+    pub(crate) fn for_each_within<V: Vector>(
+        &self,
+        region: &Aabb<V>,
+        f: impl FnMut(usize, bool),
+    ) -> Option<u64> {
+        self.meeting::<V, true>(region, f)
+    }
+
+    /// [`Grid::for_each_meeting`] (`EXACT` false) or
+    /// [`Grid::for_each_within`] (`EXACT` true).
+    #[inline(always)]
+    fn meeting<V: Vector, const EXACT: bool>(
+        &self,
+        bounds: &Aabb<V>,
+        f: impl FnMut(usize, bool),
     ) -> Option<u64> {
         // (Eight boxes a step with AVX-512F too: sixteen measured no
         // different for boxes, BENCHMARKS.md, the twenty-fourth session.)
@@ -225,28 +258,32 @@ impl Grid {
         if Kind::best().is_wide() {
             // SAFETY: `best` found AVX2 on this processor (AVX-512F
             // includes it).
-            return unsafe { with_avx2(|| self.meeting_in(Kind::Avx2, bounds, f)) };
+            return unsafe { with_avx2(|| self.meeting_in::<V, EXACT>(Kind::Avx2, bounds, f)) };
         }
         // SAFETY: the 4-wide form runs on every processor.
-        unsafe { self.meeting_in(Kind::Lanes4, bounds, f) }
+        unsafe { self.meeting_in::<V, EXACT>(Kind::Lanes4, bounds, f) }
     }
 
-    /// [`Grid::for_each_meeting`] with the chunk test `kind`.
+    /// [`Grid::meeting`] with the chunk test `kind`.
     ///
     /// # Safety
     /// With [`Kind::Avx2`], the processor must have AVX2.
     #[inline(always)]
-    unsafe fn meeting_in<V: Vector>(
+    unsafe fn meeting_in<V: Vector, const EXACT: bool>(
         &self,
         kind: Kind,
         bounds: &Aabb<V>,
-        mut f: impl FnMut(usize),
+        mut f: impl FnMut(usize, bool),
     ) -> Option<u64> {
         let d = V::DIM;
-        let (lo, hi) = padded(bounds)?;
+        let (lo, hi) = corners(bounds, !EXACT)?;
         let q = Query::of(d - 1, &lo, &hi);
         let mut rows = 0;
-        let test = Test::Boxes(&q);
+        let test = if EXACT {
+            Test::Within(&q)
+        } else {
+            Test::Boxes(&q)
+        };
         for &l in self.used.iter().rev() {
             let t = &self.levels[l as usize];
             // SAFETY: this function's contract.
@@ -585,7 +622,7 @@ impl Grid {
             let mut ng = 0;
             // SAFETY: this function's contract.
             rows += unsafe {
-                self.scan_level(kind, t, d, &lo, &hi, &test, &mut |j| {
+                self.scan_level(kind, t, d, &lo, &hi, &test, &mut |j, _| {
                     if ng == GATHER {
                         for &g in &got {
                             lim.set(visit(g as usize, lim.get()));
