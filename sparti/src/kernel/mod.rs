@@ -966,6 +966,10 @@ fn join_parts<R: Copy + Send + Sync>(parts: &[Vec<R>], out: &mut Vec<R>) {
 struct BoxesMeeting<V: Vector>(Aabb<V>);
 
 impl<V: Vector> Region<V> for BoxesMeeting<V> {
+    /// Its boxes are classified as its box's: the grid's chunk test
+    /// classifies them, eight at a time.
+    const CLASSIFIES_AS_BOUNDS: bool = true;
+
     /// The box itself: on a built grid, the rows it reaches are searched
     /// (without it, the grid's blocks would be classified as a frustum's).
     #[inline]

@@ -1207,7 +1207,20 @@ mod tests {
             min: Vec3::splat(-2.0),
             max: Vec3::splat(2.0),
         };
+        // Bounds of `-0.0` and `0.0` against the half-space below, whose
+        // bound is `-0.0`: equal in every compare.
+        boxes3[26] = Aabb {
+            min: Vec3::new(0.0, -0.0, 1.0),
+            max: Vec3::new(0.5, 0.0, 2.0),
+        };
+        boxes3[27] = Aabb {
+            min: Vec3::new(-1.0, -0.0, -0.0),
+            max: Vec3::new(-0.0, 1.0, 3.0),
+        };
         boxes3[5].min.y = f32::NAN;
+        boxes3[33].max.z = f32::NAN;
+        boxes3[40].min.x = f32::NAN;
+        boxes3[40].max.x = f32::NAN;
         boxes3[17].max.x = f32::NAN;
         let cube = Aabb {
             min: Vec3::splat(-10.0),
@@ -1221,15 +1234,27 @@ mod tests {
             min: Vec3::splat(f32::NEG_INFINITY),
             max: Vec3::splat(f32::INFINITY),
         };
+        // Unbounded on one side only, with a bound of `-0.0`.
+        let half = Aabb {
+            min: Vec3::new(f32::NEG_INFINITY, -0.0, -5.0),
+            max: Vec3::new(-0.0, f32::INFINITY, 5.0),
+        };
+        // Lower above upper on one axis (a box made field by field): it
+        // meets the boxes reaching across the gap, and holds none.
+        let inverted = Aabb {
+            min: Vec3::new(5.0, -10.0, -10.0),
+            max: Vec3::new(3.0, 10.0, 10.0),
+        };
         for len in [boxes3.len(), 13, 8, 1] {
-            check_boxes(&[cube, flat, big], &boxes3[..len]);
+            check_boxes(&[cube, flat, big, half, inverted], &boxes3[..len]);
         }
         let flat2 = |b: &Aabb<Vec3>| Aabb {
             min: Vec2::new(b.min.x, b.min.y),
             max: Vec2::new(b.max.x, b.max.y),
         };
         let boxes2: Vec<_> = boxes3.iter().map(flat2).collect();
-        check_boxes(&[flat2(&cube), flat2(&flat), flat2(&big)], &boxes2);
+        let queries2 = [cube, flat, big, half, inverted].map(|q| flat2(&q));
+        check_boxes(&queries2, &boxes2);
     }
 
     /// The frustum test of eight boxes at once gives, bit for bit, what

@@ -9,7 +9,10 @@
 //! dozen boxes, one step each), and only the boxes that meet it go on to the
 //! tests the tree walk makes on each object (the region's own test of the
 //! box, then the exact one on the shape), so the grid selects exactly what
-//! the tree walk selects. A frustum, which has no bounding box, is
+//! the tree walk selects. A region that is its box (an `Aabb`:
+//! `Region::CLASSIFIES_AS_BOUNDS`) needs no test of its own: the chunk
+//! test compares the boxes with it as it is, and says which lie inside
+//! ([`Grid::for_each_within`]). A frustum, which has no bounding box, is
 //! answered by blocks of cells cut in halves
 //! ([`Grid::for_each_classified`]).
 
