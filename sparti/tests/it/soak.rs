@@ -393,7 +393,10 @@ fn soak_machine_gun_every_structure() {
         passed |= line.starts_with("test result: ok. 1 passed");
     }
     let status = child.wait().expect("the soak's process ends");
-    eprint!("{}", errors.join().expect("reader").expect("the soak's errors"));
+    eprint!(
+        "{}",
+        errors.join().expect("reader").expect("the soak's errors")
+    );
     assert!(status.success(), "the soak's process failed ({status})");
     // A child that selected no test would pass too: it must have run the
     // soak, and printed the figures of every structure asked for.
