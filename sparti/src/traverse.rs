@@ -663,21 +663,21 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             // walk below tests an item outside a subtree held whole.
             let mut sel = Selected::new(self.store, filter);
             let mut shape_tests = 0;
+            // The box at position `j` met, wholly inside the region or not.
+            let mut take = |j: usize, inside: bool| {
+                sel.push(self.store, g.slot_at(j), inside, |s| {
+                    shape_tests += s.report(self.store, region, filter, out);
+                });
+            };
             let rows = if R::CLASSIFIES_AS_BOUNDS {
                 // The region is its box: the grid classifies the boxes
                 // eight at a time.
-                g.for_each_within(&bounds, |j, inside| {
-                    sel.push(self.store, g.slot_at(j), inside, |s| {
-                        shape_tests += s.report(self.store, region, filter, out);
-                    });
-                })
+                g.for_each_within(&bounds, &mut take)
             } else {
                 g.for_each_meeting(&bounds, |j| {
                     let class = region.classify(&g.aabb_at(j));
                     if class != Overlap::Outside {
-                        sel.push(self.store, g.slot_at(j), class == Overlap::Inside, |s| {
-                            shape_tests += s.report(self.store, region, filter, out);
-                        });
+                        take(j, class == Overlap::Inside);
                     }
                 })
             };

@@ -1,9 +1,7 @@
 //! The tests of what the `rayon` and `serde` features change, in a test
 //! binary of their own: the parallel pair search, batched queries and
-//! moves, queries from many threads, saving and loading. `cargo test` runs
-//! them without the features (the batches and the shared queries then take
-//! their single-threaded paths; the parallel pairs and serde modules are
-//! empty), and CI runs them again with both:
+//! moves, queries from many threads, saving and loading. Only a build with
+//! both features makes it (`required-features` in `Cargo.toml`); CI runs
 //!
 //! ```text
 //! cargo test -p sparti --features rayon,serde --test features
@@ -11,9 +9,11 @@
 //!
 //! Apart from `tests/it` so that the run with the features compiles only
 //! these modules and the shared suite's helpers (`tests/it/common`), not
-//! the whole suite a second time.
+//! the whole suite a second time. The batches and the shared queries
+//! (`batch.rs`, `shared_queries.rs`) are in `tests/it` too, where `cargo
+//! test` runs them without the features, on their single-threaded paths.
 
-// Without the `rayon` feature no module here uses `every_structure!`.
+// These tests use only some of the shared suite's helpers.
 #[path = "../it/common/mod.rs"]
 #[allow(unused_macros, unused_imports)]
 mod common;

@@ -658,3 +658,78 @@ fn million_at_one_point<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
 fn a_million_objects_at_one_point() {
     every_structure!(brute, million_at_one_point);
 }
+
+/// Query boxes built field by field (`Aabb`'s fields are public, so
+/// `Aabb::new`'s refusal can be bypassed) with a lower bound above the
+/// upper on some axis, or a NaN bound: every structure answers as the
+/// brute force, with the objects queued and after the build step (the
+/// grid's search), for one query and in a batch.
+fn inverted_query_boxes<V: Vector, S: SpatialIndex<V, u32>>(mut s: S) {
+    let mut b = BruteForce::<V, u32>::new();
+    let mut r = crate::common::rng(17);
+    for i in 0..600u32 {
+        let d = ObjectDesc::new(crate::common::sphere_or_box(&mut r, 100.0), i);
+        s.insert(d.clone()).unwrap();
+        b.insert(d).unwrap();
+    }
+    let mut queries = Vec::new();
+    for axis in 0..V::DIM {
+        for (lo, hi) in [(60.0, 40.0), (50.5, 49.5), (100.0, 0.0), (f32::NAN, 50.0)] {
+            let mut q = Aabb {
+                min: V::splat(20.0),
+                max: V::splat(80.0),
+            };
+            q.min = q.min.with(axis, lo);
+            q.max = q.max.with(axis, hi);
+            queries.push(q);
+        }
+    }
+    // Inverted on every axis, and the whole world turned inside out.
+    queries.push(Aabb {
+        min: V::splat(55.0),
+        max: V::splat(45.0),
+    });
+    queries.push(Aabb {
+        min: V::splat(f32::INFINITY),
+        max: V::splat(f32::NEG_INFINITY),
+    });
+    let (mut out_s, mut out_b) = (vec![], vec![]);
+    let mut met = 0;
+    for built in [false, true] {
+        if built {
+            s.flush();
+            b.flush();
+            s.reset_counters();
+        }
+        for q in &queries {
+            s.query_aabb(q, Filter::ALL, &mut out_s);
+            b.query_aabb(q, Filter::ALL, &mut out_b);
+            out_s.sort();
+            out_b.sort();
+            assert_eq!(out_s, out_b, "{q:?}, after the build step: {built}");
+            if (0..V::DIM).any(|i| q.min.get(i).is_nan()) {
+                assert!(out_b.is_empty(), "a NaN bound meets nothing: {q:?}");
+            }
+            met += out_b.len();
+        }
+        let (mut hs, mut os, mut hb, mut ob) = (vec![], vec![], vec![], vec![]);
+        s.query_aabb_batch(&queries, Filter::ALL, &mut hs, &mut os);
+        b.query_aabb_batch(&queries, Filter::ALL, &mut hb, &mut ob);
+        assert_eq!(os, ob, "batch offsets, after the build step: {built}");
+        for w in os.windows(2) {
+            hs[w[0]..w[1]].sort();
+            hb[w[0]..w[1]].sort();
+        }
+        assert_eq!(hs, hb, "batch, after the build step: {built}");
+    }
+    s.validate().unwrap();
+    // The objects reaching across an inverted axis's gap meet the box.
+    assert!(met > 0, "no inverted query box met anything");
+    // After the build step the grid answered: its search is covered too.
+    assert!(s.counters().grid_searches > 0, "{:?}", s.counters());
+}
+
+#[test]
+fn inverted_query_boxes_are_answered_as_the_brute_force() {
+    every_structure!(inverted_query_boxes);
+}

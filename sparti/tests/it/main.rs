@@ -3,15 +3,23 @@
 //! Each module is one subject; run one with its name as a filter, for
 //! example `cargo test -p sparti --test it oracle::`.
 //!
-//! Two are kept apart. The soak test (`tests/soak.rs`) checks the whole
-//! process's resident memory, which other tests running beside it in the
-//! same process would disturb. The tests of what the `rayon` and `serde`
-//! features change (`tests/features`) are a binary of their own, so that
-//! CI's run with the features compiles only them.
+//! Each test binary compiles every structure's code again (the trees are
+//! generic), so the suite keeps to as few as it can:
+//! - the soak test (`soak.rs`) checks the resident memory of a whole
+//!   process, which the other tests running beside it would disturb: it
+//!   runs in a process of its own, this binary started again with only
+//!   that test selected;
+//! - the batches and the queries from many threads (`../features/batch.rs`,
+//!   `../features/shared_queries.rs`) run here on their single-threaded
+//!   paths, and again, on rayon's threads, in the features' binary
+//!   (`tests/features`), which only `--features rayon,serde` builds, so
+//!   that CI's run with the features compiles only them.
 
 mod common;
 
 mod bad_input;
+#[path = "../features/batch.rs"]
+mod batch;
 mod behaviour;
 mod bsp;
 mod bulk_build;
@@ -24,4 +32,7 @@ mod octree;
 mod oracle;
 mod oracle_bsp;
 mod oracle_loose;
+#[path = "../features/shared_queries.rs"]
+mod shared_queries;
+mod soak;
 mod stress;

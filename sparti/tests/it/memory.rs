@@ -1,4 +1,4 @@
-//! Memory is given back where the soak test (`tests/soak.rs`) found it was
+//! Memory is given back where the soak test (`tests/it/soak.rs`) found it was
 //! not: a pruned node kept the largest item list it ever held, in the free
 //! pool, for ever. (Nodes now hold blocks of the kernel's one array of
 //! lists, whose room is recycled and which shrinks when it holds room for

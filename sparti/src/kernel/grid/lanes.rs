@@ -1096,8 +1096,8 @@ mod tests {
                         } else {
                             expected(n, b.min(n), qlo, qhi)
                         };
-                        let what = format!("{axes} axes, n {n}, start {b}, query {qlo}..{qhi}");
-                        assert_eq!(bx.mask4(&q, b), want, "{what}");
+                        let what = || format!("{axes} axes, n {n}, start {b}, query {qlo}..{qhi}");
+                        assert_eq!(bx.mask4(&q, b), want, "{}", what());
                         let want16 = if axes == 3 && z > 1.0 {
                             0
                         } else {
@@ -1113,9 +1113,9 @@ mod tests {
                                     wide.mask16(kind, &q, b),
                                 )
                             };
-                            assert_eq!(m, want, "{kind:?}, {what}");
-                            assert_eq!(m16, want16, "{kind:?}, sixteen, {what}");
-                            assert_eq!(m16w, want16, "{kind:?}, sixteen padded, {what}");
+                            assert_eq!(m, want, "{kind:?}, {}", what());
+                            assert_eq!(m16, want16, "{kind:?}, sixteen, {}", what());
+                            assert_eq!(m16w, want16, "{kind:?}, sixteen padded, {}", what());
                         }
                     }
                 }
@@ -1146,14 +1146,14 @@ mod tests {
                 let w2 = want((b + LANES).min(n));
                 let want16 =
                     (w & 0xff) | (w2 & 0xff) << LANES | ((w >> 16) | (w2 >> 16) << LANES) << 16;
-                let what = format!("{} axes, start {b}, query {r:?}", V::DIM);
+                let what = || format!("{} axes, start {b}, query {r:?}", V::DIM);
                 // The bits of objects (the padding's boxes meet an
                 // unbounded query: the searches drop their bits).
                 let s = b.min(n);
                 let bits = |w| if s < n { valid(s, n, w) } else { 0 };
                 let v = bits(LANES);
                 let v = v | v << 16;
-                assert_eq!(bx.within4(&q, b) & v, w, "4-wide: {what}");
+                assert_eq!(bx.within4(&q, b) & v, w, "4-wide: {}", what());
                 for kind in Kind::available() {
                     // SAFETY: `available` found the form's
                     // instructions.
@@ -1163,10 +1163,10 @@ mod tests {
                             bx.test(kind, &Test::Within(&q), b, true),
                         )
                     };
-                    assert_eq!(m & v, w, "{kind:?}: {what}");
+                    assert_eq!(m & v, w, "{kind:?}: {}", what());
                     let v16 = bits(2 * LANES);
                     let v16 = v16 | v16 << 16;
-                    assert_eq!(m16 & v16, want16 & v16, "{kind:?}, sixteen: {what}");
+                    assert_eq!(m16 & v16, want16 & v16, "{kind:?}, sixteen: {}", what());
                 }
             }
         }
@@ -1301,9 +1301,9 @@ mod tests {
                         // SAFETY: `available` found the form's
                         // instructions.
                         let (m, i) = unsafe { bx.classify_planes(kind, &p, 0x3f, b) };
-                        let what = format!("{kind:?}, {} axes, start {b}, {f:?}", V::DIM);
-                        assert_eq!(m & v, meets, "meets: {what}");
-                        assert_eq!(i & m & v, inside, "inside: {what}");
+                        let what = || format!("{kind:?}, {} axes, start {b}, {f:?}", V::DIM);
+                        assert_eq!(m & v, meets, "meets: {}", what());
+                        assert_eq!(i & m & v, inside, "inside: {}", what());
                         // Some planes only: as the one-box test of those.
                         for active in [0u8, 1, 0b10_0100, 0b01_1011] {
                             let (mut meets, mut inside) = (0u32, 0u32);
@@ -1315,8 +1315,8 @@ mod tests {
                             }
                             // SAFETY: as above.
                             let (m, i) = unsafe { bx.classify_planes(kind, &p, active, b) };
-                            assert_eq!(m & v, meets, "meets, planes {active:b}: {what}");
-                            assert_eq!(i & m & v, inside, "inside, planes {active:b}: {what}");
+                            assert_eq!(m & v, meets, "meets, planes {active:b}: {}", what());
+                            assert_eq!(i & m & v, inside, "inside, planes {active:b}: {}", what());
                         }
                     }
                 }

@@ -5,7 +5,7 @@
 //! (every `SOAK_SAMPLE`th): pairs, contact events and queries of every kind
 //! equal to the brute force's. Memory must stay flat:
 //!
-//! - the peak resident memory of the whole test process (Linux: `Rss` of
+//! - the peak resident memory of the soak's process (Linux: `Rss` of
 //!   `/proc/self/smaps_rollup`, read on every sampled frame; it counts the
 //!   structure, the brute force and the test's buffers) at the end is at
 //!   most 1.1 times the peak up to the checkpoint (frame 10,000; frame 960
@@ -21,18 +21,24 @@
 //! The node pool and free lists are reused, so nothing grows once the
 //! stream is steady.
 //!
+//! The soak runs in a process of its own: the test starts this test binary
+//! again with only itself selected, so that the suite's other tests, which
+//! run on the harness's other threads, do not count in its memory.
+//!
 //! Short form (by default in `cargo test`): 2,000 frames per structure,
 //! checkpoint at frame 960 (two full patterns of the gun).
 //! Long form, by hand (release; prints the figures):
 //!
 //! ```sh
-//! SOAK_FRAMES=1000000 cargo test --release -p sparti --test soak -- --nocapture
+//! SOAK_FRAMES=1000000 cargo test --release -p sparti --test it soak:: -- --nocapture
 //! ```
 //!
 //! `SOAK_REPORT_EVERY=N` prints the figures every `N` frames.
 //! `SOAK_STRUCTURES` (comma-separated: octree, quadtree, loose-octree,
 //! loose-quadtree, bsp3, bsp2) runs only some structures.
 
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use glam::{Vec2, Vec3};
@@ -344,11 +350,82 @@ fn flat(fig: &Figures) -> Vec<String> {
     bad
 }
 
+/// Set in the environment of the process the soak test starts for itself.
+const CHILD: &str = "SPARTI_SOAK_CHILD";
+
+/// The soak runs in a process of its own, this test binary started again
+/// with only this test selected: its memory check reads the whole
+/// process's resident memory, which the suite's other tests, running
+/// beside it on the harness's threads, would disturb. The child's output
+/// is printed here (shown on a failure or with `--nocapture`), line by
+/// line as it comes, so a long run reports as it goes.
 #[test]
 fn soak_machine_gun_every_structure() {
-    let frames = env("SOAK_FRAMES", 2_000);
+    if std::env::var_os(CHILD).is_some() {
+        machine_gun();
+        return;
+    }
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let mut child = Command::new(exe)
+        .args([
+            "--exact",
+            "soak::soak_machine_gun_every_structure",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the soak's own process starts");
+    let mut err = child.stderr.take().expect("piped");
+    let errors = std::thread::spawn(move || {
+        let mut s = String::new();
+        err.read_to_string(&mut s).map(|_| s)
+    });
+    let mut summaries = 0;
+    let mut passed = false;
+    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
+        let line = line.expect("the soak's output");
+        println!("{line}");
+        // (The harness may print the test's name at the start of the line.)
+        summaries += usize::from(line.contains("soak ") && line.contains(" frames in "));
+        passed |= line.starts_with("test result: ok. 1 passed");
+    }
+    let status = child.wait().expect("the soak's process ends");
+    eprint!(
+        "{}",
+        errors.join().expect("reader").expect("the soak's errors")
+    );
+    assert!(status.success(), "the soak's process failed ({status})");
+    // A child that selected no test would pass too: it must have run the
+    // soak, and printed the figures of every structure asked for.
+    assert!(passed, "the soak's process ran no test");
+    let asked = STRUCTURES.iter().filter(|n| asked(n)).count();
+    assert!(asked > 0, "SOAK_STRUCTURES names none of {STRUCTURES:?}");
+    assert_eq!(summaries, asked, "structures soaked");
+}
+
+/// The structures' names, as `SOAK_STRUCTURES` gives them.
+const STRUCTURES: [&str; 6] = [
+    "octree",
+    "quadtree",
+    "loose-octree",
+    "loose-quadtree",
+    "bsp3",
+    "bsp2",
+];
+
+/// Whether `SOAK_STRUCTURES` (comma-separated; all when unset) asks for
+/// the structure `name`.
+fn asked(name: &str) -> bool {
     let only = std::env::var("SOAK_STRUCTURES").unwrap_or_default();
-    let run = |n: &str| only.is_empty() || only.split(',').any(|x| x.trim() == n);
+    only.is_empty() || only.split(',').any(|x| x.trim() == name)
+}
+
+fn machine_gun() {
+    let frames = env("SOAK_FRAMES", 2_000);
+    let run = asked;
     let mut figs = Vec::new();
     if run("octree") {
         figs.push(soak::<Vec3, _>("octree", Octree::<u32>::new(), frames));
