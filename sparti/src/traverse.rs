@@ -672,7 +672,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
             let rows = if R::CLASSIFIES_AS_BOUNDS {
                 // The region is its box: the grid classifies the boxes
                 // eight at a time.
-                g.for_each_within(&bounds, &mut take)
+                g.for_each_within(&bounds, take)
             } else {
                 g.for_each_meeting(&bounds, |j| {
                     let class = region.classify(&g.aabb_at(j));

@@ -1,6 +1,7 @@
 //! Batched queries give exactly what a loop of single queries gives, in the
 //! same order, with the same counters: on every structure, 2D and 3D, and
-//! (run with `--features rayon`) when the trees answer them on threads.
+//! (in the features' binary, `--features rayon,serde`) when the trees
+//! answer them on threads. `tests/it` runs them too, on one thread.
 //! Batches are larger than a thread task's chunk, so the threaded path runs.
 
 use glam::{Vec2, Vec3};

@@ -5,7 +5,7 @@
 //! set.
 //!
 //! ```text
-//! cargo test -p sparti --features rayon --test features parallel_pairs::
+//! cargo test -p sparti --features rayon,serde --test features parallel_pairs::
 //! ```
 #![cfg(feature = "rayon")]
 
