@@ -1,7 +1,8 @@
 //! Property tests of the geometry layer, in 2D (`Vec2`) and 3D (`Vec3`).
 //!
 //! Every property is written once, generic over `V: Vector`, and run for
-//! both dimensions by `for_both_dims!`. The expected answers are computed
+//! both dimensions by `for_both_dims!` (one test a property, each case a 2D
+//! and a 3D case). The expected answers are computed
 //! independently, in f64, from the definitions (per-axis intervals,
 //! distances to clamped points, quadratic ray/sphere roots, slab intervals,
 //! clip-space coordinates, angles). Where f32 rounding makes the answer
@@ -1693,23 +1694,40 @@ fn check_constructors<V: Vector>((p, size, bad, axis, pos, angle, e): CtorCase<V
 // Every property, in 2D and 3D
 // ---------------------------------------------------------------------------
 
+/// One property test for both dimensions: each case is a 2D and a 3D
+/// case, both checked (one runner a property instead of two, which
+/// halves what the test binary compiles of proptest's runner). A failure
+/// of either fails the case, its message saying which; a case one
+/// dimension rejects counts for the other.
 macro_rules! for_both_dims {
     ($($name:ident: $strategy:ident => $check:ident;)*) => {
-        mod dim2 {
+        mod both_dims {
             use super::*;
             proptest! {
                 #![proptest_config(config())]
-                $(#[test] fn $name(case in $strategy::<Vec2>()) { $check(case)?; })*
-            }
-        }
-        mod dim3 {
-            use super::*;
-            proptest! {
-                #![proptest_config(config())]
-                $(#[test] fn $name(case in $strategy::<Vec3>()) { $check(case)?; })*
+                $(#[test] fn $name(
+                    case2 in $strategy::<Vec2>(),
+                    case3 in $strategy::<Vec3>(),
+                ) {
+                    both($check(case2), $check(case3))?;
+                })*
             }
         }
     };
+}
+
+/// The outcome of a case checked in 2D (`r2`) and 3D (`r3`): the first
+/// failure, named by its dimension; a rejection only where both rejected.
+fn both(r2: TestResult, r3: TestResult) -> TestResult {
+    for (dim, r) in [("2D", &r2), ("3D", &r3)] {
+        if let Err(TestCaseError::Fail(why)) = r {
+            return Err(TestCaseError::fail(format!("{dim}: {why}")));
+        }
+    }
+    match (r2, r3) {
+        (Err(e), Err(_)) => Err(e),
+        _ => Ok(()),
+    }
 }
 
 fn sphere_pair<V: Vector>() -> impl Strategy<Value = (Sphere<V>, Sphere<V>)> {

@@ -401,9 +401,9 @@ fn soak_machine_gun_every_structure() {
     // A child that selected no test would pass too: it must have run the
     // soak, and printed the figures of every structure asked for.
     assert!(passed, "the soak's process ran no test");
-    let asked = STRUCTURES.iter().filter(|n| asked(n)).count();
-    assert!(asked > 0, "SOAK_STRUCTURES names none of {STRUCTURES:?}");
-    assert_eq!(summaries, asked, "structures soaked");
+    let wanted = STRUCTURES.iter().filter(|n| asked(n)).count();
+    assert!(wanted > 0, "SOAK_STRUCTURES names none of {STRUCTURES:?}");
+    assert_eq!(summaries, wanted, "structures soaked");
 }
 
 /// The structures' names, as `SOAK_STRUCTURES` gives them.
@@ -425,32 +425,31 @@ fn asked(name: &str) -> bool {
 
 fn machine_gun() {
     let frames = env("SOAK_FRAMES", 2_000);
-    let run = asked;
     let mut figs = Vec::new();
-    if run("octree") {
+    if asked("octree") {
         figs.push(soak::<Vec3, _>("octree", Octree::<u32>::new(), frames));
     }
-    if run("quadtree") {
+    if asked("quadtree") {
         figs.push(soak::<Vec2, _>("quadtree", Quadtree::<u32>::new(), frames));
     }
-    if run("loose-octree") {
+    if asked("loose-octree") {
         figs.push(soak::<Vec3, _>(
             "loose-octree",
             LooseOctree::<u32>::new(),
             frames,
         ));
     }
-    if run("loose-quadtree") {
+    if asked("loose-quadtree") {
         figs.push(soak::<Vec2, _>(
             "loose-quadtree",
             LooseQuadtree::<u32>::new(),
             frames,
         ));
     }
-    if run("bsp3") {
+    if asked("bsp3") {
         figs.push(soak::<Vec3, _>("bsp3", Bsp3::<u32>::new(), frames));
     }
-    if run("bsp2") {
+    if asked("bsp2") {
         figs.push(soak::<Vec2, _>("bsp2", Bsp2::<u32>::new(), frames));
     }
     let bad: Vec<String> = figs.iter().flat_map(flat).collect();
