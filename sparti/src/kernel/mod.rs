@@ -515,6 +515,15 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         self.grid.peek().filter(|g| g.is_built())
     }
 
+    /// Whether a run of moves in slot order prefetches
+    /// ([`Core::prefetch_ahead`]): from [`PREFETCH_FROM`] slots, or from
+    /// [`PREFETCH_NODES_FROM`] bytes of nodes.
+    #[inline]
+    pub fn prefetches_moves(&self) -> bool {
+        self.store.capacity() >= PREFETCH_FROM
+            || self.nodes.len() * size_of::<N>() >= PREFETCH_NODES_FROM
+    }
+
     /// Prefetches what a move of the object eight slots after `slot`
     /// will touch at random: its node. (A move that leaves the object in
     /// its node writes no list entry: see [`Moved`].) Called when objects
@@ -1574,7 +1583,7 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
 ) -> Result<(), Error> {
     let core = s.core_mut();
     let mirror = core.store.capacity() >= grid::MIRROR_FROM;
-    if m.slot == core.next_move && core.store.capacity() >= PREFETCH_FROM {
+    if m.slot == core.next_move && core.prefetches_moves() {
         core.prefetch_ahead(m.slot);
         if let Some(g) = core.grid.current() {
             g.prefetch_mirror(m.slot.wrapping_add(8));
@@ -1599,6 +1608,49 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
     r
 }
 
+/// [`update_checked`] out of line, for one move at a time
+/// ([`SpatialIndex::update`](crate::SpatialIndex::update), whose handle
+/// and shape checks are inlined into the caller). The box comes as six
+/// numbers, which travel in registers (the third axis 0 in 2D). Passed
+/// in memory, as a box, a move or a shape, the values were read in other
+/// widths than the caller had just written them, and each such read
+/// waits until those writes reach the cache (a failed store forwarding):
+/// measured with the `frames` example (ns a move, 10k objects, three
+/// rounds), the loose octree 41-43 with the whole update out of line
+/// (the shape read back), 32-35 with the move in memory (the box read
+/// back), 31-34 with the six numbers; the loose quadtree 33 -> 28, the
+/// octree 32 -> 30, the BSP 36 -> 32.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn update_one<V: Vector, T, S: Family<V, T>>(
+    s: &mut S,
+    handle: Handle,
+    slot: u32,
+    shape: Shape<V>,
+    x0: f32,
+    y0: f32,
+    z0: f32,
+    x1: f32,
+    y1: f32,
+    z1: f32,
+) -> Result<(), Error> {
+    let (lo, hi) = ([x0, y0, z0], [x1, y1, z1]);
+    let (mut min, mut max) = (V::ZERO, V::ZERO);
+    for a in 0..V::DIM {
+        min = min.with(a, lo[a]);
+        max = max.with(a, hi[a]);
+    }
+    update_checked(
+        s,
+        Move {
+            handle,
+            slot,
+            shape,
+            aabb: Aabb { min, max },
+        },
+    )
+}
+
 /// Objects (slots) from which a run of moves in slot order prefetches
 /// ([`Core::prefetch_ahead`]): below, the tree fits the caches, and the
 /// prefetches only cost (measured: `sparti bench`'s loose quadtree at 10k
@@ -1608,6 +1660,17 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
 pub(crate) const PREFETCH_FROM: usize = 32_768;
 #[cfg(test)]
 pub(crate) const PREFETCH_FROM: usize = 1;
+
+/// Bytes of nodes from which a run of moves in slot order prefetches
+/// too, whatever the number of slots: a tree with many nodes for its
+/// objects (the loose trees make about one an object) misses the cache
+/// on its nodes well below [`PREFETCH_FROM`] objects. Measured with the
+/// `frames` example (ns a move, two alternating rounds, with and without
+/// the prefetch at every size): the loose octree at 10k objects (1.0 MB
+/// of nodes) 31-36 -> 25, the loose quadtree at 10k (1.0 MB) 26-30 -> 25,
+/// but the octree at 10k (0.2 MB) 28-29 -> 30-31, and the loose trees
+/// and the octree at 1k and 3k (0.3 MB at most) 2 to 7 ns slower.
+pub(crate) const PREFETCH_NODES_FROM: usize = 512 << 10;
 
 /// The objects filed in the tree, as a new sort of the grid reads them:
 /// position `i` is list entry `i` (room: none), its box from its shape in
@@ -1937,6 +2000,9 @@ macro_rules! impl_spatial_index {
                 Ok(out)
             }
 
+            // Inlined into the caller, where the shape's values are (see
+            // `kernel::update_one`).
+            #[inline(always)]
             fn update(
                 &mut self,
                 h: $crate::Handle,
@@ -1944,14 +2010,18 @@ macro_rules! impl_spatial_index {
             ) -> Result<(), $crate::Error> {
                 let slot = $crate::kernel::Family::core(self).store.resolve(h)?;
                 let aabb = $crate::index::checked_aabb(&shape)?;
-                $crate::kernel::update_checked(
+                let z = |v: V| if V::DIM > 2 { v.get(2) } else { 0.0 };
+                $crate::kernel::update_one(
                     self,
-                    $crate::kernel::Move {
-                        handle: h,
-                        slot,
-                        shape,
-                        aabb,
-                    },
+                    h,
+                    slot,
+                    shape,
+                    aabb.min.get(0),
+                    aabb.min.get(1),
+                    z(aabb.min),
+                    aabb.max.get(0),
+                    aabb.max.get(1),
+                    z(aabb.max),
                 )
             }
 
