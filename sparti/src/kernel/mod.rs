@@ -517,11 +517,11 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
 
     /// Whether a run of moves in slot order prefetches
     /// ([`Core::prefetch_ahead`]): from [`PREFETCH_FROM`] slots, or from
-    /// [`PREFETCH_NODES_FROM`] bytes of nodes.
+    /// [`PREFETCH_NODE_BYTES_FROM`] bytes of nodes.
     #[inline]
     pub fn prefetches_moves(&self) -> bool {
         self.store.capacity() >= PREFETCH_FROM
-            || self.nodes.len() * size_of::<N>() >= PREFETCH_NODES_FROM
+            || self.nodes.len() * size_of::<N>() >= PREFETCH_NODE_BYTES_FROM
     }
 
     /// Prefetches what a move of the object eight slots after `slot`
@@ -1670,7 +1670,7 @@ pub(crate) const PREFETCH_FROM: usize = 1;
 /// of nodes) 31-36 -> 25, the loose quadtree at 10k (1.0 MB) 26-30 -> 25,
 /// but the octree at 10k (0.2 MB) 28-29 -> 30-31, and the loose trees
 /// and the octree at 1k and 3k (0.3 MB at most) 2 to 7 ns slower.
-pub(crate) const PREFETCH_NODES_FROM: usize = 512 << 10;
+pub(crate) const PREFETCH_NODE_BYTES_FROM: usize = 512 << 10;
 
 /// The objects filed in the tree, as a new sort of the grid reads them:
 /// position `i` is list entry `i` (room: none), its box from its shape in
