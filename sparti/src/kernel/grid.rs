@@ -118,8 +118,15 @@ const DRIFT: f32 = 0.25;
 /// example (loose octree, 100k objects, five rounds), the pair search
 /// took 81-95 ns an object with at most one in 8, 81-89 with one in 16,
 /// 84-92 with one in 32, 89-94 with one in 64, against 91-96 sorting
-/// every frame.
-const MOVERS: u64 = 16;
+/// every frame (an AVX2 machine, BENCHMARKS.md). Measured again on an
+/// AVX-512 machine, whose box tests cost less (the kernel's forty-first
+/// session, two alternating rounds, pair search ns an object): the loose
+/// octree at 10k 72-74 with one in 16, 69-72 with one in 8, 69-74 with
+/// one in 6, 73-76 with one in 4, 82-84 with one in 32; at 100k 95-100,
+/// 90-94, 89-90, 94-95, 110-112; at 1M 110-111 and 102-104 (one in 16
+/// and 8); the octree at 100k 93-97 and 91-93, the loose quadtree 66-68
+/// and 60-61.
+const MOVERS: u64 = 8;
 
 /// Objects from which the grid keeps its copy of the boxes
 /// ([`Grid::mirror`]): below, the store fits the caches, and a refit reads

@@ -515,6 +515,15 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
         self.grid.peek().filter(|g| g.is_built())
     }
 
+    /// Whether a run of moves in slot order prefetches
+    /// ([`Core::prefetch_ahead`]): from [`PREFETCH_FROM`] slots, or from
+    /// [`PREFETCH_NODE_BYTES_FROM`] bytes of nodes.
+    #[inline]
+    pub fn prefetches_moves(&self) -> bool {
+        self.store.capacity() >= PREFETCH_FROM
+            || self.nodes.len() * size_of::<N>() >= PREFETCH_NODE_BYTES_FROM
+    }
+
     /// Prefetches what a move of the object eight slots after `slot`
     /// will touch at random: its node. (A move that leaves the object in
     /// its node writes no list entry: see [`Moved`].) Called when objects
@@ -1574,7 +1583,7 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
 ) -> Result<(), Error> {
     let core = s.core_mut();
     let mirror = core.store.capacity() >= grid::MIRROR_FROM;
-    if m.slot == core.next_move && core.store.capacity() >= PREFETCH_FROM {
+    if m.slot == core.next_move && core.prefetches_moves() {
         core.prefetch_ahead(m.slot);
         if let Some(g) = core.grid.current() {
             g.prefetch_mirror(m.slot.wrapping_add(8));
@@ -1599,6 +1608,49 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
     r
 }
 
+/// [`update_checked`] out of line, for one move at a time
+/// ([`SpatialIndex::update`](crate::SpatialIndex::update), whose handle
+/// and shape checks are inlined into the caller). The box comes as six
+/// numbers, which travel in registers (the third axis 0 in 2D). Passed
+/// in memory, as a box, a move or a shape, the values were read in other
+/// widths than the caller had just written them, and each such read
+/// waits until those writes reach the cache (a failed store forwarding):
+/// measured with the `frames` example (ns a move, 10k objects, three
+/// rounds), the loose octree 41-43 with the whole update out of line
+/// (the shape read back), 32-35 with the move in memory (the box read
+/// back), 31-34 with the six numbers; the loose quadtree 33 -> 28, the
+/// octree 32 -> 30, the BSP 36 -> 32.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn update_one<V: Vector, T, S: Family<V, T>>(
+    s: &mut S,
+    handle: Handle,
+    slot: u32,
+    shape: Shape<V>,
+    x0: f32,
+    y0: f32,
+    z0: f32,
+    x1: f32,
+    y1: f32,
+    z1: f32,
+) -> Result<(), Error> {
+    let (lo, hi) = ([x0, y0, z0], [x1, y1, z1]);
+    let (mut min, mut max) = (V::ZERO, V::ZERO);
+    for a in 0..V::DIM {
+        min = min.with(a, lo[a]);
+        max = max.with(a, hi[a]);
+    }
+    update_checked(
+        s,
+        Move {
+            handle,
+            slot,
+            shape,
+            aabb: Aabb { min, max },
+        },
+    )
+}
+
 /// Objects (slots) from which a run of moves in slot order prefetches
 /// ([`Core::prefetch_ahead`]): below, the tree fits the caches, and the
 /// prefetches only cost (measured: `sparti bench`'s loose quadtree at 10k
@@ -1608,6 +1660,17 @@ pub(crate) fn update_checked<V: Vector, T, S: Family<V, T>>(
 pub(crate) const PREFETCH_FROM: usize = 32_768;
 #[cfg(test)]
 pub(crate) const PREFETCH_FROM: usize = 1;
+
+/// Bytes of nodes from which a run of moves in slot order prefetches
+/// too, whatever the number of slots: a tree with many nodes for its
+/// objects (the loose trees make about one an object) misses the cache
+/// on its nodes well below [`PREFETCH_FROM`] objects. Measured with the
+/// `frames` example (ns a move, two alternating rounds, with and without
+/// the prefetch at every size): the loose octree at 10k objects (1.0 MB
+/// of nodes) 31-36 -> 25, the loose quadtree at 10k (1.0 MB) 26-30 -> 25,
+/// but the octree at 10k (0.2 MB) 28-29 -> 30-31, and the loose trees
+/// and the octree at 1k and 3k (0.3 MB at most) 2 to 7 ns slower.
+pub(crate) const PREFETCH_NODE_BYTES_FROM: usize = 512 << 10;
 
 /// The objects filed in the tree, as a new sort of the grid reads them:
 /// position `i` is list entry `i` (room: none), its box from its shape in
@@ -1827,19 +1890,27 @@ pub(crate) fn prefetch<X>(x: &X) {
     prefetch_line(p);
     // A value no larger than its alignment never straddles a line (for
     // alignments up to the line's 64 bytes): one hint, known at compile
-    // time. Else the next lines up to the value's last byte.
+    // time. Else a hint every line's length on, and one for the last
+    // byte: as many whatever the address (no branch on where the value
+    // starts in its line, which the processor guessed wrong for one move
+    // in three of the loose octree's nodes, by cachegrind's count), one
+    // of them sometimes for a line already asked for.
     if size_of::<X>() > align_of::<X>() {
-        for off in next_lines(p as usize, size_of::<X>()) {
+        for off in other_lines(size_of::<X>()) {
             prefetch_line(p.wrapping_add(off));
         }
     }
 }
 
-/// The offsets, from a value's first byte at address `addr`, of the
-/// starts of the other cache lines its `size` bytes cover.
+/// Offsets from a value's first byte that, with it, lie in every cache
+/// line its `size` bytes cover, wherever it starts: every line's length
+/// on, then its last byte. The same for every address, and known at
+/// compile time for a value's type.
 #[inline(always)]
-fn next_lines(addr: usize, size: usize) -> impl Iterator<Item = usize> {
-    (CACHE_LINE - (addr & (CACHE_LINE - 1))..size).step_by(CACHE_LINE)
+fn other_lines(size: usize) -> impl Iterator<Item = usize> {
+    (CACHE_LINE..size)
+        .step_by(CACHE_LINE)
+        .chain(core::iter::once(size.max(1) - 1))
 }
 
 /// The cache line's size of the processors sparti is tuned for (x86-64).
@@ -1937,6 +2008,9 @@ macro_rules! impl_spatial_index {
                 Ok(out)
             }
 
+            // Inlined into the caller, where the shape's values are (see
+            // `kernel::update_one`).
+            #[inline(always)]
             fn update(
                 &mut self,
                 h: $crate::Handle,
@@ -1944,14 +2018,18 @@ macro_rules! impl_spatial_index {
             ) -> Result<(), $crate::Error> {
                 let slot = $crate::kernel::Family::core(self).store.resolve(h)?;
                 let aabb = $crate::index::checked_aabb(&shape)?;
-                $crate::kernel::update_checked(
+                let z = |v: V| if V::DIM > 2 { v.get(2) } else { 0.0 };
+                $crate::kernel::update_one(
                     self,
-                    $crate::kernel::Move {
-                        handle: h,
-                        slot,
-                        shape,
-                        aabb,
-                    },
+                    h,
+                    slot,
+                    shape,
+                    aabb.min.get(0),
+                    aabb.min.get(1),
+                    z(aabb.min),
+                    aabb.max.get(0),
+                    aabb.max.get(1),
+                    z(aabb.max),
                 )
             }
 
@@ -2315,19 +2393,32 @@ mod tests {
         assert_eq!(super::auto_cell_size::<Vec3>(&[0; 512], 0, None), 1.0);
     }
 
-    /// A prefetch asks for every cache line a value covers: none more for
-    /// a value within one line, the next for one that straddles two, the
-    /// next two for a 96-byte node that starts late in its line.
+    /// A prefetch asks for every cache line a value covers, wherever it
+    /// starts in its line, and for no line outside it: checked for every
+    /// size up to three lines and every start in a line.
     #[test]
     fn prefetch_covers_every_line_of_a_value() {
-        let lines = |addr, size| super::next_lines(addr, size).collect::<Vec<_>>();
-        assert_eq!(lines(64, 32), Vec::<usize>::new());
-        assert_eq!(lines(64 + 32, 32), Vec::<usize>::new());
-        assert_eq!(lines(64 + 48, 32), vec![16]);
-        assert_eq!(lines(64 + 16, 96), vec![48]);
-        assert_eq!(lines(64 + 48, 96), vec![16, 80]);
-        assert_eq!(lines(0, 128), vec![64]);
-        assert_eq!(lines(64 + 63, 2), vec![1]);
+        let line = |a: usize| a / super::CACHE_LINE;
+        for size in 1..=3 * super::CACHE_LINE {
+            let offsets: Vec<usize> = super::other_lines(size).collect();
+            assert!(
+                offsets.len() <= size.div_ceil(super::CACHE_LINE),
+                "size {size}: {offsets:?}"
+            );
+            for addr in 64..128 {
+                let mut asked: Vec<usize> = core::iter::once(0)
+                    .chain(offsets.iter().copied())
+                    .map(|o| {
+                        assert!(o < size, "size {size}: offset {o} outside the value");
+                        line(addr + o)
+                    })
+                    .collect();
+                asked.sort_unstable();
+                asked.dedup();
+                let covered: Vec<usize> = (line(addr)..=line(addr + size - 1)).collect();
+                assert_eq!(asked, covered, "size {size} at {addr}");
+            }
+        }
     }
 
     /// The bulk load of a fresh tree keeps room in its pending queue for
