@@ -1892,9 +1892,9 @@ pub(crate) fn prefetch<X>(x: &X) {
     // alignments up to the line's 64 bytes): one hint, known at compile
     // time. Else a hint every line's length on, and one for the last
     // byte: as many whatever the address (no branch on where the value
-    // starts in its line, which the processor guessed wrong for one move
-    // in three of the loose octree's nodes, by cachegrind's count), one
-    // of them sometimes for a line already asked for.
+    // starts in its line, which cachegrind's model of the branch
+    // predictor missed for one move in three of the loose octree's
+    // nodes), one of them sometimes for a line already asked for.
     if size_of::<X>() > align_of::<X>() {
         for off in other_lines(size_of::<X>()) {
             prefetch_line(p.wrapping_add(off));
