@@ -528,10 +528,10 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
     /// will touch at random: its node. (A move that leaves the object in
     /// its node writes no list entry: see [`Moved`].) Called when objects
     /// are moved one by one in slot order (the order a game that moves
-    /// its objects in the order it made them gives), in a store of at
-    /// least [`PREFETCH_FROM`] slots: the node's read, at random in a
-    /// large tree, otherwise waits for its cache line (BENCHMARKS.md,
-    /// eleventh and thirteenth sessions).
+    /// its objects in the order it made them gives), where
+    /// [`Core::prefetches_moves`]: the node's read, at random in a large
+    /// tree, otherwise waits for its cache line (BENCHMARKS.md, eleventh,
+    /// thirteenth and forty-first sessions).
     // Out of line: inlined, it changed how the compiler laid out the
     // moves of small trees (`sparti bench`'s loose quadtree at 10k, 10%
     // slower).
@@ -1652,10 +1652,13 @@ pub(crate) fn update_one<V: Vector, T, S: Family<V, T>>(
 }
 
 /// Objects (slots) from which a run of moves in slot order prefetches
-/// ([`Core::prefetch_ahead`]): below, the tree fits the caches, and the
-/// prefetches only cost (measured: `sparti bench`'s loose quadtree at 10k
-/// to 30k objects 3-13% slower with them, no structure faster). Every
-/// move prefetches in the unit tests, so that Miri runs it.
+/// ([`Core::prefetch_ahead`]) whatever its nodes' size: below, a tree
+/// with few nodes for its objects fits the caches, and the prefetches
+/// only cost (measured before the forty-first session: `sparti bench`'s
+/// loose quadtree at 10k to 30k objects 3-13% slower with them; since
+/// then, moves no longer read their box back from memory, and a tree
+/// with many nodes prefetches from [`PREFETCH_NODE_BYTES_FROM`]).
+/// Every move prefetches in the unit tests, so that Miri runs it.
 #[cfg(not(test))]
 pub(crate) const PREFETCH_FROM: usize = 32_768;
 #[cfg(test)]
