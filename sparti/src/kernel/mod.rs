@@ -1399,32 +1399,18 @@ pub(crate) fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 }
 
 /// [`search_pairs`] then the queued objects' pairs, on rayon's threads
-/// where the feature is on: `record` of each pair into `out` (cleared
-/// first), in the order of `for_each_pair`.
-pub(crate) fn par_search<V: Vector, T, S: Family<V, T> + Sync, R, M>(
-    s: &S,
-    record: M,
-    out: &mut Vec<R>,
-) where
-    T: Sync,
-    R: Copy + Send + Sync + 'static,
-    M: Fn(Handle, Handle, &Object<V, T>, &Object<V, T>) -> Option<R> + Sync,
-{
-    #[cfg(feature = "rayon")]
-    return in_pool(|| par_search_here(s, &record, out));
-    #[cfg(not(feature = "rayon"))]
-    par_search_here(s, record, out)
-}
-
-/// [`par_search`] from this thread.
-fn par_search_here<V: Vector, T, S: Family<V, T>, R, M>(s: &S, record: M, out: &mut Vec<R>)
+/// where the feature is on (entering the pool once: [`in_pool`]):
+/// `record` of each pair into `out` (cleared first), in the order of
+/// `for_each_pair`.
+pub(crate) fn par_search<V: Vector, T, S: Family<V, T>, R, M>(s: &S, record: M, out: &mut Vec<R>)
 where
+    S: Sync,
     T: Sync,
     R: Copy + Send + Sync + 'static,
     M: Fn(Handle, Handle, &Object<V, T>, &Object<V, T>) -> Option<R> + Sync,
 {
     #[cfg(feature = "rayon")]
-    {
+    return in_pool(|| {
         let core = s.core();
         if core.root != NONE {
             let filed = core.filed();
@@ -1438,14 +1424,16 @@ where
                         grid_searches: 1,
                         ..Counters::default()
                     },
-                    record,
+                    &record,
                     out,
                 );
                 core.grid_work.put(work);
                 return;
             }
         }
-    }
+        s.par_collect(&record, out);
+    });
+    #[cfg(not(feature = "rayon"))]
     s.par_collect(record, out);
 }
 
