@@ -1402,9 +1402,9 @@ pub(crate) fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 /// where the feature is on (entering the pool once: [`in_pool`]):
 /// `record` of each pair into `out` (cleared first), in the order of
 /// `for_each_pair`.
-pub(crate) fn par_search<V: Vector, T, S: Family<V, T>, R, M>(s: &S, record: M, out: &mut Vec<R>)
+pub(crate) fn par_search<V: Vector, T, S, R, M>(s: &S, record: M, out: &mut Vec<R>)
 where
-    S: Sync,
+    S: Family<V, T> + Sync,
     T: Sync,
     R: Copy + Send + Sync + 'static,
     M: Fn(Handle, Handle, &Object<V, T>, &Object<V, T>) -> Option<R> + Sync,
