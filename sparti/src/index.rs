@@ -523,7 +523,14 @@ pub trait SpatialIndex<V: Vector, T> {
     /// feature, the trees check the moves on rayon's threads and, from
     /// 4,096 moves, work in passes there: the moves that leave an object
     /// in its node (most of a frame's) are found first and written
-    /// together, the others applied in order after them. Without the
+    /// together, the others applied in order after them. Such a batch
+    /// enters rayon's pool once: called from outside it (a game's main
+    /// thread), it waits for one hand-off to the pool's threads, not one
+    /// a pass; with a pool of one thread, nothing is handed off and the
+    /// passes run on the calling thread. On a machine with few cores, or
+    /// on one thread, a loop of `update` is faster below a few hundred
+    /// thousand moves (BENCHMARKS.md, the kernel's forty-second session).
+    /// Without the
     /// feature the same passes run on one thread from 262,144 moves, where
     /// they beat the loop (about 8% at a million objects); below that,
     /// checking every move before the first is applied is a pass of its
@@ -771,7 +778,9 @@ pub trait SpatialIndex<V: Vector, T> {
     /// `rayon`): the same pairs in the same order, and the same counters.
     /// The trees cut their search into independent tasks, which the
     /// threads share; each fills its own buffer and the buffers are joined
-    /// in task order. Without the feature (and for the brute force) it is
+    /// in task order. Called from outside rayon's pool, the search enters
+    /// it once; with a pool of one thread, its tasks run on the calling
+    /// thread. Without the feature (and for the brute force) it is
     /// [`SpatialIndex::pairs`]. The values must be `Sync`, feature or not,
     /// so that a program's code does not depend on the feature.
     ///

@@ -921,7 +921,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
     {
         out.clear();
         #[cfg(feature = "rayon")]
-        if rays.len() > PAR_CHUNK {
+        if rays.len() > PAR_CHUNK && !crate::kernel::one_thread() {
             use rayon::prelude::*;
             out.resize(rays.len(), None);
             let c = out
@@ -966,7 +966,7 @@ impl<V: Vector, T, N: TreeNode<V>> Tree<'_, V, T, N> {
         offsets.reserve(regions.len() + 1);
         offsets.push(0);
         #[cfg(feature = "rayon")]
-        if regions.len() > PAR_CHUNK {
+        if regions.len() > PAR_CHUNK && !crate::kernel::one_thread() {
             use rayon::prelude::*;
             let parts: Vec<(Vec<Handle>, Vec<usize>, Counters)> = regions
                 .par_chunks(PAR_CHUNK)

@@ -38,18 +38,16 @@ fn map2_into<A: Sync, R: Send, Q: Send>(
     f: impl Fn(&A) -> (R, Q) + Sync + Send,
 ) {
     #[cfg(feature = "rayon")]
-    {
+    if !super::one_thread() {
         use rayon::prelude::*;
         src.par_iter().map(f).unzip_into_vecs(a, b);
+        return;
     }
-    #[cfg(not(feature = "rayon"))]
-    {
-        a.clear();
-        b.clear();
-        for (r, q) in src.iter().map(f) {
-            a.push(r);
-            b.push(q);
-        }
+    a.clear();
+    b.clear();
+    for (r, q) in src.iter().map(f) {
+        a.push(r);
+        b.push(q);
     }
 }
 
@@ -71,15 +69,15 @@ fn fill3<S: Sync, A: Send, B: Send, C: Send>(
         }
     };
     #[cfg(feature = "rayon")]
-    {
+    if !super::one_thread() {
         use rayon::prelude::*;
         a.par_chunks_mut(FILL_CHUNK)
             .zip(b.par_chunks_mut(FILL_CHUNK))
             .zip(c.par_chunks_mut(FILL_CHUNK))
             .zip(src.par_chunks(FILL_CHUNK))
             .for_each(|(((x, y), z), s)| chunk(x, y, z, s));
+        return;
     }
-    #[cfg(not(feature = "rayon"))]
     a.chunks_mut(FILL_CHUNK)
         .zip(b.chunks_mut(FILL_CHUNK))
         .zip(c.chunks_mut(FILL_CHUNK))
@@ -114,18 +112,16 @@ fn map_into_zip<A: Sync, B: Sync, R: Send>(
     f: impl Fn(&A, &B) -> R + Sync + Send,
 ) {
     #[cfg(feature = "rayon")]
-    {
+    if !super::one_thread() {
         use rayon::prelude::*;
         a.par_iter()
             .zip(b.par_iter())
             .map(|(x, y)| f(x, y))
             .collect_into_vec(out);
+        return;
     }
-    #[cfg(not(feature = "rayon"))]
-    {
-        out.clear();
-        out.extend(a.iter().zip(b).map(|(x, y)| f(x, y)));
-    }
+    out.clear();
+    out.extend(a.iter().zip(b).map(|(x, y)| f(x, y)));
 }
 
 /// `f` of every pair of chunks of `size` elements of `a` and `b` at the
@@ -137,13 +133,13 @@ fn zip_chunks<A: Send, B: Sync>(
     f: impl Fn(&mut [A], &[B]) + Sync + Send,
 ) {
     #[cfg(feature = "rayon")]
-    {
+    if !super::one_thread() {
         use rayon::prelude::*;
         a.par_chunks_mut(size)
             .zip(b.par_chunks(size))
             .for_each(|(x, y)| f(x, y));
+        return;
     }
-    #[cfg(not(feature = "rayon"))]
     a.chunks_mut(size)
         .zip(b.chunks(size))
         .for_each(|(x, y)| f(x, y));
@@ -161,11 +157,11 @@ const GATHER_AHEAD: usize = 16;
 /// `f` of every index of `0..n`: on rayon's threads with the feature.
 fn each_index(n: usize, f: impl Fn(usize) + Sync + Send) {
     #[cfg(feature = "rayon")]
-    {
+    if !super::one_thread() {
         use rayon::prelude::*;
         (0..n).into_par_iter().for_each(f);
+        return;
     }
-    #[cfg(not(feature = "rayon"))]
     (0..n).for_each(f);
 }
 
@@ -180,15 +176,15 @@ fn sum_zip_chunks<A: Send, B: Send>(
 ) -> u64 {
     debug_assert_eq!(a.len(), b.len().div_ceil(size));
     #[cfg(feature = "rayon")]
-    {
+    if !super::one_thread() {
         use rayon::prelude::*;
-        a.par_iter_mut()
+        return a
+            .par_iter_mut()
             .zip(b.par_chunks_mut(size))
             .enumerate()
             .map(|(c, (x, y))| f(c, x, y))
-            .sum()
+            .sum();
     }
-    #[cfg(not(feature = "rayon"))]
     a.iter_mut()
         .zip(b.chunks_mut(size))
         .enumerate()
@@ -284,7 +280,22 @@ impl<V: Vector> Batch<V> {
 ///
 /// # Errors
 /// The first bad move's error; nothing is changed then.
-pub(crate) fn update_many<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
+pub(crate) fn update_many<V: Vector, T: Send + Sync, S: Family<V, T> + Send + Sync>(
+    s: &mut S,
+    moves: &[(Handle, Shape<V>)],
+) -> Result<(), Error> {
+    // A batch that takes the threads enters rayon's pool once, for all
+    // its passes (see `in_pool`).
+    #[cfg(feature = "rayon")]
+    if moves.len() >= PAR_MOVES {
+        return super::in_pool(|| update_many_here(s, moves));
+    }
+    update_many_here(s, moves)
+}
+
+/// [`update_many`] on this thread (its passes on rayon's threads with the
+/// feature).
+fn update_many_here<V: Vector, T: Send + Sync, S: Family<V, T> + Sync>(
     s: &mut S,
     moves: &[(Handle, Shape<V>)],
 ) -> Result<(), Error> {

@@ -892,20 +892,30 @@ impl<V: Vector, T, N: TreeNode<V>> Core<V, T, N> {
                 bufs.resize_with(tasks.len(), Vec::new);
             }
             let parts = &mut bufs[..tasks.len()];
-            let c = parts
-                .par_iter_mut()
-                .zip(tasks.par_iter())
-                .map_init(J::Work::default, |work, (buf, &task)| {
-                    let mut c = Counters::default();
-                    buf.clear();
-                    job.run(task, work, &mut c, &mut |a, b, oa, ob| {
-                        if let Some(r) = record(a, b, oa, ob) {
-                            buf.push(r);
-                        }
-                    });
-                    c
-                })
-                .reduce(Counters::default, Counters::merged);
+            let run = |work: &mut J::Work, (buf, &task): (&mut Vec<R>, &J::Task)| {
+                let mut c = Counters::default();
+                buf.clear();
+                job.run(task, work, &mut c, &mut |a, b, oa, ob| {
+                    if let Some(r) = record(a, b, oa, ob) {
+                        buf.push(r);
+                    }
+                });
+                c
+            };
+            let c = if one_thread() {
+                let mut work = J::Work::default();
+                parts
+                    .iter_mut()
+                    .zip(tasks)
+                    .map(|t| run(&mut work, t))
+                    .fold(Counters::default(), Counters::merged)
+            } else {
+                parts
+                    .par_iter_mut()
+                    .zip(tasks.par_iter())
+                    .map_init(J::Work::default, run)
+                    .reduce(Counters::default, Counters::merged)
+            };
             counters = counters.merged(c);
             join_parts(parts, out);
             found.keep(bufs);
@@ -1356,17 +1366,51 @@ where
     }
 }
 
+/// Whether rayon's pool (the one this thread is in, else the global
+/// one) has a single thread. The parallel forms of the kernel then run
+/// as plain loops on the calling thread, with the same results (none
+/// depends on the number of threads): from outside the pool, each
+/// parallel pass would hand its work to the pool's one thread and sleep
+/// until that thread woke, ran it and woke it back (measured on the
+/// 2-core machine: 70 to 180 us a pass, against 1.4 to 2.8 for the same
+/// pass inside the pool; BENCHMARKS.md, the kernel's forty-second
+/// session).
+#[cfg(feature = "rayon")]
+#[inline]
+pub(crate) fn one_thread() -> bool {
+    rayon::current_num_threads() == 1
+}
+
+/// `f` run on one of rayon's threads, so that the parallel passes inside
+/// it start from within the pool. Called from a thread outside the pool
+/// (a game's main thread), each pass would otherwise hand its work to
+/// the pool and wait for a thread to wake (about 20 us a pass on 2
+/// threads of the 2-core machine, against 6-8 inside the pool): a batch
+/// update makes five such passes, a pair search two or three. On a
+/// thread of a pool already, or with a pool of one thread
+/// ([`one_thread`]), `f` runs here.
+#[cfg(feature = "rayon")]
+pub(crate) fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    if rayon::current_thread_index().is_some() || one_thread() {
+        f()
+    } else {
+        rayon::scope(|_| f())
+    }
+}
+
 /// [`search_pairs`] then the queued objects' pairs, on rayon's threads
-/// where the feature is on: `record` of each pair into `out` (cleared
-/// first), in the order of `for_each_pair`.
-pub(crate) fn par_search<V: Vector, T, S: Family<V, T>, R, M>(s: &S, record: M, out: &mut Vec<R>)
+/// where the feature is on (entering the pool once: [`in_pool`]):
+/// `record` of each pair into `out` (cleared first), in the order of
+/// `for_each_pair`.
+pub(crate) fn par_search<V: Vector, T, S, R, M>(s: &S, record: M, out: &mut Vec<R>)
 where
+    S: Family<V, T> + Sync,
     T: Sync,
     R: Copy + Send + Sync + 'static,
     M: Fn(Handle, Handle, &Object<V, T>, &Object<V, T>) -> Option<R> + Sync,
 {
     #[cfg(feature = "rayon")]
-    {
+    return in_pool(|| {
         let core = s.core();
         if core.root != NONE {
             let filed = core.filed();
@@ -1380,14 +1424,16 @@ where
                         grid_searches: 1,
                         ..Counters::default()
                     },
-                    record,
+                    &record,
                     out,
                 );
                 core.grid_work.put(work);
                 return;
             }
         }
-    }
+        s.par_collect(&record, out);
+    });
+    #[cfg(not(feature = "rayon"))]
     s.par_collect(record, out);
 }
 

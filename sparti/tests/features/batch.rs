@@ -440,18 +440,27 @@ fn update_of_a_queued_object_evicts_under_remove() {
 /// With the `rayon` feature a large batch is applied in phases (the moves
 /// that only change a box on the threads, the others in order): the
 /// structure ends the same, its pairs in the same order, on pools of 1, 2
-/// and 5 threads (a loop of `update` is compared in
-/// `update_many_equals_a_loop_of_updates`).
+/// and 5 threads, and called from outside any pool (the test's own
+/// thread: the batch and the pair search then enter rayon's global pool
+/// once each), as a game's main thread calls them (a loop of `update` is
+/// compared in `update_many_equals_a_loop_of_updates`).
 #[cfg(feature = "rayon")]
-fn check_update_many_on_pools<V: Vector, S: SpatialIndex<V, u32> + Send>(
+fn check_update_many_on_pools<V: Vector, S: SpatialIndex<V, u32> + Send + Sync>(
     make: fn() -> S,
     seed: u64,
 ) {
-    let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
+    // `None`: on this thread, outside any pool.
+    let run = |threads: Option<usize>| {
+        let pool = threads.map(|t| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(t)
+                .build()
+                .unwrap()
+        });
+        let in_pool = |f: &mut (dyn FnMut() + Send)| match &pool {
+            Some(p) => p.install(f),
+            None => f(),
+        };
         let mut r = crate::common::rng(seed);
         let mut s = make();
         let n = 5000usize;
@@ -479,10 +488,17 @@ fn check_update_many_on_pools<V: Vector, S: SpatialIndex<V, u32> + Send>(
                 let c = in_cube::<V>(&mut r, 0.0, SIDE);
                 (hs[k * 17], Shape::sphere(c, 0.6))
             }));
-            pool.install(|| s.update_many(&moves)).unwrap();
+            let mut done = Ok(());
+            in_pool(&mut || done = s.update_many(&moves));
+            done.unwrap();
             s.validate().unwrap();
             let mut pairs = Vec::new();
             s.pairs(&mut pairs);
+            // The parallel pair search, on the same pool: the same pairs
+            // in the same order.
+            let mut par = Vec::new();
+            in_pool(&mut || s.par_pairs(&mut par));
+            assert_eq!(par, pairs, "par_pairs against pairs");
             let ids: Vec<(u32, u32)> = pairs
                 .iter()
                 .map(|p| (s.get(p.a).unwrap().value, s.get(p.b).unwrap().value))
@@ -492,10 +508,11 @@ fn check_update_many_on_pools<V: Vector, S: SpatialIndex<V, u32> + Send>(
         }
         frames
     };
-    let one = run(1);
+    let one = run(Some(1));
     assert!(!one[0].1.is_empty(), "a scene without pairs proves nothing");
-    assert_eq!(run(2), one, "2 threads against 1");
-    assert_eq!(run(5), one, "5 threads against 1");
+    assert_eq!(run(Some(2)), one, "2 threads against 1");
+    assert_eq!(run(Some(5)), one, "5 threads against 1");
+    assert_eq!(run(None), one, "outside any pool against 1 thread");
 }
 
 #[cfg(feature = "rayon")]
