@@ -12,8 +12,9 @@ use crate::store::NONE;
 use crate::{Error, Handle};
 
 /// Moves from which [`update_many`] checks on rayon's threads (with the
-/// feature). Built for fuzzing, any batch of two or more takes that path,
-/// so the fuzzer checks it on small batches.
+/// feature), entering rayon's pool once for the whole batch (the
+/// kernel's `in_pool`). Built for fuzzing, any batch of two or more
+/// takes that path, so the fuzzer checks it on small batches.
 #[cfg(not(fuzzing))]
 const PAR_MOVES: usize = 4096;
 #[cfg(fuzzing)]

@@ -1385,7 +1385,7 @@ pub(crate) fn one_thread() -> bool {
 /// it start from within the pool. Called from a thread outside the pool
 /// (a game's main thread), each pass would otherwise hand its work to
 /// the pool and wait for a thread to wake (about 20 us a pass on 2
-/// threads of the 2-core machine, against 6-8 inside the pool): a batch
+/// threads of the 2-core machine, against 5.5-8 inside the pool): a batch
 /// update makes five such passes, a pair search two or three. On a
 /// thread of a pool already, or with a pool of one thread
 /// ([`one_thread`]), `f` runs here.
